@@ -1,0 +1,54 @@
+# One helper per artifact kind: ingot_add_plugin, ingot_add_test, ingot_add_bench.
+
+# Warnings for Ingot's own targets (vendor headers come in as SYSTEM).
+function(ingot_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-missing-field-initializers)
+  if(INGOT_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# ingot_add_plugin(NAME SOURCES ... [LIBS ...] [INCLUDES ...])
+# A MODULE library in the build's plugin folder, built against the SDK headers only, with
+# hidden visibility so that it exports just the ingot_plugin_* entry points.
+function(ingot_add_plugin name)
+  cmake_parse_arguments(P "" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
+  set(target ingot_plugin_${name})
+  add_library(${target} MODULE ${P_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ingot_${name} PREFIX "lib"
+    LIBRARY_OUTPUT_DIRECTORY ${INGOT_PLUGIN_BUILD_DIR}
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/include ${P_INCLUDES})
+  target_link_libraries(${target} PRIVATE ${P_LIBS})
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  ingot_set_warnings(${target})
+  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/plugins)
+endfunction()
+
+# ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...])
+# One Catch2 executable per area, linked with the shared Catch2 main object; a test that prints
+# "INGOT_SKIP:" is reported skipped. Tests run with one OpenMP thread each.
+function(ingot_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES} $<TARGET_OBJECTS:ingot_catch2_main>)
+  target_link_libraries(${name} PRIVATE ingot_core ingot_test_support ${T_LIBS})
+  ingot_set_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  set_tests_properties(${name} PROPERTIES
+    SKIP_REGULAR_EXPRESSION "INGOT_SKIP:"
+    LABELS "${T_LABELS}"
+    TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "OMP_NUM_THREADS=1;INGOT_PLUGIN_PATH=;INGOT_BUILD_DIR=${PROJECT_BINARY_DIR}")
+endfunction()
+
+# ingot_add_bench(NAME SOURCES ... [LIBS ...]): a Google Benchmark executable.
+function(ingot_add_bench name)
+  cmake_parse_arguments(B "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${B_SOURCES})
+  target_link_libraries(${name} PRIVATE ingot_core benchmark::benchmark ${B_LIBS})
+  ingot_set_warnings(${name})
+endfunction()

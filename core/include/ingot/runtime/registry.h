@@ -1,0 +1,40 @@
+// BackendRegistry: every backend of the process (reference first, then plugins), and the
+// selection rule: the highest-priority enabled backend of the device kind that supports an op.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingot/runtime/backend.h"
+
+namespace ingot {
+
+class Allocator;
+
+class BackendRegistry {
+ public:
+  /// The process's registry; the built-in reference backend is always present.
+  static BackendRegistry& instance();
+
+  /// Registers a backend (kept for the process lifetime).
+  Backend& add(const ingot_backend* table, const std::string& plugin);
+  const std::vector<std::unique_ptr<Backend>>& backends() const { return backends_; }
+  Backend* find(const std::string& name) const;
+  const Backend& reference() const { return *backends_.front(); }
+  /// Backends of one device kind, enabled only, highest priority first.
+  const std::vector<const Backend*>& candidates(DeviceKind kind) const;
+  /// Enables only `names` (plus the reference, always the last resort), or all when empty.
+  void restrict_to(const std::vector<std::string>& names);
+  /// Allocator for a device: core's caching host allocator for CPU, else the device backend's.
+  Allocator& allocator(Device device);
+
+ private:
+  BackendRegistry();
+  void rebuild();
+  std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<const Backend*> by_kind_[2];
+  std::vector<std::unique_ptr<Allocator>> device_allocators_;
+};
+
+}  // namespace ingot

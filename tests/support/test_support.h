@@ -1,0 +1,32 @@
+// Shared test helpers: skipping, random tensors, closeness checks with stated tolerances.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ingot/tensor/tensor.h"
+
+namespace ingot::test {
+
+/// Prints "INGOT_SKIP: <reason>" (ctest reports the test skipped) — call then return.
+void skip(const std::string& reason);
+
+/// Uniform values in [lo, hi) from a fixed-seed generator, any dtype (integers are rounded).
+Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo = -1.0, double hi = 1.0);
+
+/// Max |a-b| - (atol + rtol*|b|) over all elements, after casting both to f64 (<= 0 means close).
+/// Shapes must match; NaN in the same place counts as equal.
+double excess_error(const Tensor& a, const Tensor& b, double atol, double rtol);
+
+/// A message describing the first mismatch, or "" when all close.
+std::string compare(const Tensor& actual, const Tensor& expected, double atol, double rtol);
+
+}  // namespace ingot::test
+
+/// REQUIRE that `actual` is close to `expected` within atol + rtol*|expected|.
+#define INGOT_REQUIRE_CLOSE(actual, expected, atol, rtol)                              \
+  do {                                                                                 \
+    const std::string ingot_msg_ = ::ingot::test::compare((actual), (expected), (atol), (rtol)); \
+    INFO(ingot_msg_);                                                                  \
+    REQUIRE(ingot_msg_.empty());                                                       \
+  } while (0)
