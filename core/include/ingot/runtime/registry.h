@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "ingot/runtime/allocator.h"
 #include "ingot/runtime/backend.h"
 
 namespace ingot {
 
-class Allocator;
 
 class BackendRegistry {
  public:
@@ -34,7 +34,7 @@ class BackendRegistry {
   void rebuild();
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<const Backend*> by_kind_[2];
-  std::vector<std::unique_ptr<Allocator>> device_allocators_;
+  std::unique_ptr<Allocator> device_allocators_[2];  // per device kind
 };
 
 }  // namespace ingot

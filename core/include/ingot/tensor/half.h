@@ -21,7 +21,7 @@ struct Half {
     if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
     if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to infinity
     if (abs < 0x38800000u) {                                                // subnormal or zero
-      const uint32_t shift = 113u - (abs >> 23);
+      const uint32_t shift = 126u - (abs >> 23);
       if (shift > 24u) return static_cast<uint16_t>(sign);
       const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
       uint32_t h = mant >> shift;

@@ -1,0 +1,224 @@
+// Dispatch: descriptors, backend selection, output layout and allocation, execution.
+#include "ingot/runtime/dispatch.h"
+
+#include <fmt/format.h>
+
+#include "ingot/runtime/allocator.h"
+#include "ingot/runtime/registry.h"
+#include "ingot/runtime/threads.h"
+
+namespace ingot {
+namespace {
+
+/// Workspace blocks handed out during one backend call, returned when it ends.
+struct Workspace {
+  std::vector<std::pair<void*, size_t>> blocks;
+  ~Workspace() { release(); }
+  void release() {
+    for (auto& [p, n] : blocks) host_allocator().deallocate(p, n);
+    blocks.clear();
+  }
+};
+
+thread_local Workspace t_workspace;
+
+ingot_status* workspace_alloc(void* host, size_t bytes, void** ptr) {
+  auto* ws = static_cast<Workspace*>(host);
+  *ptr = host_allocator().allocate(bytes);  // throws only on exhaustion, caught below
+  ws->blocks.emplace_back(*ptr, bytes);
+  return nullptr;
+}
+
+ingot_status* workspace_alloc_guarded(void* host, size_t bytes, void** ptr) {
+  try {
+    return workspace_alloc(host, bytes, ptr);
+  } catch (const std::exception&) {
+    *ptr = nullptr;
+    static ingot_status oom{sizeof(ingot_status), INGOT_ABI_MINOR, INGOT_ERR_OUT_OF_MEMORY,
+                            "workspace allocation failed", nullptr};
+    return &oom;
+  }
+}
+
+/// Fills a strided, data-less descriptor for an output spec.
+ingot_tensor_desc spec_desc(const OutputSpec& spec, Device device) {
+  ingot_tensor_desc d{};
+  d.struct_size = sizeof(d);
+  d.abi_minor = INGOT_ABI_MINOR;
+  d.dtype = static_cast<int32_t>(spec.dtype);
+  d.ndim = spec.shape.size();
+  const Shape strides = contiguous_strides(spec.shape);
+  for (int i = 0; i < d.ndim; ++i) d.shape[i] = spec.shape[i], d.strides[i] = strides[i];
+  d.device_kind = static_cast<int32_t>(device.kind);
+  d.device_index = device.index;
+  d.layout = INGOT_LAYOUT_STRIDED;
+  d.nbytes = spec.shape.numel() * dtype_size(spec.dtype);
+  return d;
+}
+
+std::string describe(OpKind op, const std::vector<Tensor>& inputs) {
+  std::string s = fmt::format("{}(", op_info(op).name);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    s += fmt::format("{}{} {}{}", i ? ", " : "", dtype_name(inputs[i].dtype()), inputs[i].shape().str(),
+                     inputs[i].is_opaque() ? " opaque" : "");
+  return s + ")";
+}
+
+void check_arity(OpKind op, size_t n_in, size_t n_out) {
+  const OpInfo& info = op_info(op);
+  INGOT_CHECK(info.n_in < 0 || static_cast<size_t>(info.n_in) == n_in, "{}: expects {} inputs, got {}", info.name,
+              info.n_in, n_in);
+  INGOT_CHECK(static_cast<size_t>(info.n_out) == n_out, "{}: expects {} outputs, got {}", info.name, info.n_out,
+              n_out);
+}
+
+Device device_of(const std::vector<Tensor>& inputs, Device fallback) {
+  if (inputs.empty()) return fallback;
+  const Device d = inputs.front().device();
+  for (const auto& t : inputs)
+    INGOT_CHECK(t.device() == d, "inputs on different devices: {} and {}", d.str(), t.device().str());
+  return d;
+}
+
+std::vector<ingot_tensor_desc> descs_of(const std::vector<Tensor>& ts) {
+  std::vector<ingot_tensor_desc> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(make_desc(t));
+  return out;
+}
+
+bool any_opaque(const std::vector<Tensor>& ts) {
+  for (const auto& t : ts)
+    if (t.defined() && t.is_opaque()) return true;
+  return false;
+}
+
+std::vector<Tensor> strided_all(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(t.strided());
+  return out;
+}
+
+const Backend* pick(OpKind op, Device device, const std::vector<ingot_tensor_desc>& in,
+                    const std::vector<ingot_tensor_desc>& out, const void* attrs) {
+  for (const Backend* b : BackendRegistry::instance().candidates(device.kind))
+    if (b->supports(op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), attrs))
+      return b;
+  return nullptr;
+}
+
+void execute(const Backend& b, OpKind op, const std::vector<ingot_tensor_desc>& in,
+             const std::vector<ingot_tensor_desc>& out, const void* attrs) {
+  const ingot_exec_context& ctx = exec_context();
+  struct Release {
+    ~Release() { t_workspace.release(); }
+  } release;
+  b.execute(op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), attrs, ctx);
+}
+
+}  // namespace
+
+ingot_tensor_desc make_desc(const Tensor& t) {
+  ingot_tensor_desc d{};
+  d.struct_size = sizeof(d);
+  d.abi_minor = INGOT_ABI_MINOR;
+  if (!t.defined()) return d;  // an absent optional input: ndim 0, no data
+  d.dtype = static_cast<int32_t>(t.dtype());
+  d.ndim = t.dim();
+  for (int i = 0; i < d.ndim; ++i) d.shape[i] = t.shape()[i], d.strides[i] = t.strides()[i];
+  d.byte_offset = t.offset() * dtype_size(t.dtype());
+  d.device_kind = static_cast<int32_t>(t.device().kind);
+  d.device_index = t.device().index;
+  d.data = t.storage()->data();
+  d.nbytes = static_cast<int64_t>(t.storage()->nbytes());
+  if (t.is_opaque()) {
+    d.layout = INGOT_LAYOUT_OPAQUE;
+    d.layout_handle = t.layout()->handle();
+  }
+  return d;
+}
+
+const ingot_exec_context& exec_context() {
+  thread_local ingot_exec_context ctx{};
+  ctx.struct_size = sizeof(ctx);
+  ctx.abi_minor = INGOT_ABI_MINOR;
+  ctx.num_threads = num_threads();
+  ctx.host = &t_workspace;
+  ctx.workspace = &workspace_alloc_guarded;
+  return ctx;
+}
+
+const Backend& select_backend(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
+                              const void* attrs, Device device) {
+  device = device_of(inputs, device);
+  std::vector<ingot_tensor_desc> out;
+  for (const auto& s : outputs) out.push_back(spec_desc(s, device));
+  const Backend* b = pick(op, device, descs_of(inputs), out, attrs);
+  if (b == nullptr && any_opaque(inputs)) b = pick(op, device, descs_of(strided_all(inputs)), out, attrs);
+  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
+  return *b;
+}
+
+std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
+                           const void* attrs, Device device) {
+  check_arity(op, inputs.size(), outputs.size());
+  device = device_of(inputs, device);
+  std::vector<ingot_tensor_desc> out;
+  out.reserve(outputs.size());
+  for (const auto& s : outputs) out.push_back(spec_desc(s, device));
+
+  std::vector<Tensor> in_tensors = inputs;
+  std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
+  const Backend* b = pick(op, device, in, out, attrs);
+  if (b == nullptr && any_opaque(in_tensors)) {  // no one reads these layouts: reorder, then retry
+    in_tensors = strided_all(in_tensors);
+    in = descs_of(in_tensors);
+    b = pick(op, device, in, out, attrs);
+  }
+  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
+
+  Allocator& alloc = BackendRegistry::instance().allocator(device);
+  std::vector<Tensor> result;
+  result.reserve(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    b->choose_output_layout(op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()),
+                            static_cast<int>(i), attrs);
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Storage>(static_cast<size_t>(out[i].nbytes), device, alloc);
+    impl->dtype = outputs[i].dtype;
+    impl->shape = outputs[i].shape;
+    impl->strides = contiguous_strides(outputs[i].shape);
+    if (out[i].layout == INGOT_LAYOUT_OPAQUE) impl->layout = std::make_shared<OpaqueLayout>(b, out[i].layout_handle);
+    out[i].data = impl->storage->data();
+    result.emplace_back(std::move(impl));
+  }
+  execute(*b, op, in, out, attrs);
+  return result;
+}
+
+void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                 const void* attrs) {
+  check_arity(op, inputs.size(), outputs.size());
+  const Device device = device_of(inputs, outputs.empty() ? Device::cpu() : outputs.front().device());
+  std::vector<Tensor> out_tensors = strided_all(outputs);
+  std::vector<ingot_tensor_desc> out = descs_of(out_tensors);
+  std::vector<Tensor> in_tensors = inputs;
+  std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
+  const Backend* b = pick(op, device, in, out, attrs);
+  if (b == nullptr && any_opaque(in_tensors)) {
+    in_tensors = strided_all(in_tensors);
+    in = descs_of(in_tensors);
+    b = pick(op, device, in, out, attrs);
+  }
+  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
+  execute(*b, op, in, out, attrs);
+}
+
+void run_op_on(const Backend& backend, OpKind op, const std::vector<Tensor>& inputs,
+               const std::vector<Tensor>& outputs, const void* attrs) {
+  check_arity(op, inputs.size(), outputs.size());
+  execute(backend, op, descs_of(inputs), descs_of(outputs), attrs);
+}
+
+}  // namespace ingot

@@ -1,0 +1,312 @@
+// Tensor: creation, views, copies and host access on top of dispatch.
+#include "ingot/tensor/tensor.h"
+
+#include <numeric>
+
+#include "ingot/ops/op_info.h"
+#include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/registry.h"
+#include "tensor/element.h"
+
+namespace ingot {
+
+TensorImpl& Tensor::impl() const {
+  INGOT_CHECK(impl_ != nullptr, "use of an undefined tensor");
+  return *impl_;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  for (int64_t d : shape) INGOT_CHECK_SHAPE(d >= 0, "negative dimension in shape {}", shape.str());
+  auto impl = std::make_shared<TensorImpl>();
+  const size_t nbytes = static_cast<size_t>(shape.numel() * dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(nbytes, device, BackendRegistry::instance().allocator(device));
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::scalar(double value, DType dtype) {
+  Tensor t = empty(Shape{}, dtype);
+  store_element(dtype, t.raw_host_data(), value);
+  return t;
+}
+
+int64_t Tensor::size(int64_t d) const { return shape()[wrap_axis(d, dim(), "Tensor::size")]; }
+
+bool Tensor::is_contiguous() const {
+  if (is_opaque()) return false;
+  int64_t expected = 1;
+  for (int i = dim() - 1; i >= 0; --i) {
+    if (shape()[i] != 1 && strides()[i] != expected) return false;
+    expected *= shape()[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_host_data() const {
+  INGOT_CHECK(device().is_cpu(), "host access to a tensor on {}: call .to(Device::cpu()) first", device().str());
+  if (is_opaque()) strided();
+  return storage()->data();
+}
+
+Tensor Tensor::make_view(const Shape& shape, const Shape& strides, int64_t offset) const {
+  const Tensor base = strided();
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.storage();
+  impl->dtype = base.dtype();
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->offset = offset;
+  return Tensor(std::move(impl));
+}
+
+namespace {
+
+/// Replaces one -1 by the size that keeps numel; checks the element count.
+Shape infer_shape(const Shape& shape, int64_t numel) {
+  Shape out = shape;
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      INGOT_CHECK_SHAPE(infer < 0, "reshape {}: only one dim can be -1", shape.str());
+      infer = i;
+    } else {
+      INGOT_CHECK_SHAPE(out[i] >= 0, "reshape {}: invalid dim {}", shape.str(), out[i]);
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    INGOT_CHECK_SHAPE(known != 0 && numel % known == 0, "cannot reshape {} elements into {}", numel, shape.str());
+    out[infer] = numel / known;
+  }
+  INGOT_CHECK_SHAPE(out.numel() == numel, "cannot reshape {} elements into {}", numel, shape.str());
+  return out;
+}
+
+/// torch's computeStride: strides for viewing (shape, strides) as new_shape, if possible.
+bool view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape& out) {
+  out.resize(new_shape.size());
+  if (shape.numel() == 0) {
+    out = contiguous_strides(new_shape);
+    return true;
+  }
+  int view_d = new_shape.size() - 1;
+  int64_t chunk_base_stride = shape.size() ? strides.back() : 1;
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int d = shape.size() - 1; d >= 0; --d) {
+    tensor_numel *= shape[d];
+    if (d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (d > 0) {
+        chunk_base_stride = strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace
+
+Tensor Tensor::view(const Shape& shape) const {
+  const Shape target = infer_shape(shape, numel());
+  const Tensor base = strided();
+  Shape st;
+  INGOT_CHECK_SHAPE(view_strides(base.shape(), base.strides(), target, st),
+                    "view {} of a tensor of shape {} with strides {} is impossible: use reshape", target.str(),
+                    base.shape().str(), base.strides().str());
+  return make_view(target, st, base.offset());
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  const Shape target = infer_shape(shape, numel());
+  const Tensor base = strided();
+  Shape st;
+  if (view_strides(base.shape(), base.strides(), target, st)) return make_view(target, st, base.offset());
+  return base.contiguous().view(target);
+}
+
+Tensor Tensor::permute(const std::vector<int>& order) const {
+  INGOT_CHECK_SHAPE(static_cast<int>(order.size()) == dim(), "permute: {} axes for a tensor of {} dims",
+                    order.size(), dim());
+  const Tensor base = strided();
+  Shape sh, st;
+  std::vector<bool> seen(dim(), false);
+  for (int a : order) {
+    const int ax = wrap_axis(a, dim(), "permute");
+    INGOT_CHECK_SHAPE(!seen[ax], "permute: axis {} repeated", a);
+    seen[ax] = true;
+    sh.push_back(base.shape()[ax]);
+    st.push_back(base.strides()[ax]);
+  }
+  return make_view(sh, st, base.offset());
+}
+
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  std::vector<int> order(dim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[wrap_axis(a, dim(), "transpose")], order[wrap_axis(b, dim(), "transpose")]);
+  return permute(order);
+}
+
+Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) const {
+  const int d = wrap_axis(dim_, dim(), "slice");
+  INGOT_CHECK_SHAPE(step > 0, "slice: step must be positive, got {}", step);
+  const int64_t n = shape()[d];
+  auto clampi = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
+  const int64_t s = clampi(start), e = std::max(clampi(end), s);
+  const Tensor base = strided();
+  Shape sh = base.shape(), st = base.strides();
+  sh[d] = (e - s + step - 1) / step;
+  st[d] = base.strides()[d] * step;
+  return make_view(sh, st, base.offset() + s * base.strides()[d]);
+}
+
+Tensor Tensor::select(int64_t dim_, int64_t index) const {
+  const int d = wrap_axis(dim_, dim(), "select");
+  const int64_t n = shape()[d];
+  INGOT_CHECK_SHAPE(index >= -n && index < n, "select: index {} out of range for dim {} of size {}", index, d, n);
+  const Tensor base = strided();
+  Shape sh = base.shape(), st = base.strides();
+  const int64_t off = base.offset() + (index < 0 ? index + n : index) * st[d];
+  sh.erase(d);
+  st.erase(d);
+  return make_view(sh, st, off);
+}
+
+Tensor Tensor::expand(const Shape& target) const {
+  INGOT_CHECK_SHAPE(target.size() >= dim(), "expand: cannot expand {} to fewer dims {}", shape().str(), target.str());
+  const Tensor base = strided();
+  Shape st;
+  st.resize(target.size());
+  Shape sh = target;
+  const int lead = target.size() - dim();
+  for (int i = 0; i < target.size(); ++i) {
+    if (i < lead) {
+      INGOT_CHECK_SHAPE(target[i] >= 0, "expand: {} to {}", shape().str(), target.str());
+      st[i] = 0;
+      continue;
+    }
+    const int64_t cur = base.shape()[i - lead];
+    if (target[i] == -1 || target[i] == cur) {
+      sh[i] = cur;
+      st[i] = base.strides()[i - lead];
+    } else {
+      INGOT_CHECK_SHAPE(cur == 1, "expand: dim {} of {} is {} and cannot become {}", i - lead, shape().str(), cur,
+                        target[i]);
+      st[i] = 0;
+    }
+  }
+  return make_view(sh, st, base.offset());
+}
+
+Tensor Tensor::squeeze(int64_t dim_) const {
+  const int d = wrap_axis(dim_, dim(), "squeeze");
+  if (dim() == 0 || shape()[d] != 1) return *this;
+  const Tensor base = strided();
+  Shape sh = base.shape(), st = base.strides();
+  sh.erase(d);
+  st.erase(d);
+  return make_view(sh, st, base.offset());
+}
+
+Tensor Tensor::unsqueeze(int64_t dim_) const {
+  const int d = wrap_axis(dim_ < 0 ? dim_ + dim() + 1 : dim_, dim() + 1, "unsqueeze");
+  const Tensor base = strided();
+  Shape sh = base.shape(), st = base.strides();
+  const int64_t stride = d < dim() ? st[d] * sh[d] : 1;
+  sh.insert(d, 1);
+  st.insert(d, stride);
+  return make_view(sh, st, base.offset());
+}
+
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  if (dim() == 0) return reshape(Shape{1});
+  const int s = wrap_axis(start, dim(), "flatten"), e = wrap_axis(end, dim(), "flatten");
+  INGOT_CHECK_SHAPE(s <= e, "flatten: start {} after end {}", start, end);
+  Shape sh;
+  for (int i = 0; i < s; ++i) sh.push_back(shape()[i]);
+  int64_t n = 1;
+  for (int i = s; i <= e; ++i) n *= shape()[i];
+  sh.push_back(n);
+  for (int i = e + 1; i < dim(); ++i) sh.push_back(shape()[i]);
+  return reshape(sh);
+}
+
+Tensor Tensor::strided() const {
+  TensorImpl& im = impl();
+  if (im.layout == nullptr) return *this;
+  // Reorder in place: every handle of this tensor sees the strided copy from now on.
+  const Backend* owner = im.layout->owner();
+  Tensor dst = empty(im.shape, im.dtype, device());
+  owner->to_strided(make_desc(*this), make_desc(dst), exec_context());
+  im.storage = dst.storage();
+  im.strides = dst.strides();
+  im.offset = 0;
+  im.layout.reset();
+  return *this;
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  if (is_opaque()) return strided();
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), dtype(), device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(DType dt) const {
+  if (dt == dtype()) return *this;
+  auto out = run_op(INGOT_OP_CAST, {strided()}, {OutputSpec{shape(), dt}});
+  return out.front();
+}
+
+Tensor Tensor::to(Device dev) const {
+  if (dev == device()) return *this;
+  const Tensor src = contiguous();
+  Tensor dst = empty(shape(), dtype(), dev);
+  const Device accel = dev.is_cpu() ? device() : dev;
+  const Backend* b = nullptr;
+  for (const Backend* c : BackendRegistry::instance().candidates(accel.kind))
+    if (c->table()->copy != nullptr) b = c;
+  INGOT_CHECK(b != nullptr, "no backend copies between {} and {}", device().str(), dev.str());
+  throw_if_error(b->table()->copy(b->table()->self, dst.storage()->data(), static_cast<int32_t>(dev.kind),
+                                  static_cast<const char*>(src.storage()->data()) + src.offset() * dtype_size(dtype()),
+                                  static_cast<int32_t>(device().kind), static_cast<size_t>(src.numel() * dtype_size(dtype())),
+                                  &exec_context()),
+                 fmt::format("copy {} -> {}", device().str(), dev.str()));
+  return dst;
+}
+
+void Tensor::copy_(const Tensor& src) const {
+  Tensor s = src.device() == device() ? src : src.to(device());
+  s = s.to(dtype());
+  if (!(s.shape() == shape())) s = s.expand(shape());
+  run_op_into(INGOT_OP_COPY, {s}, {*this});
+}
+
+void Tensor::fill_(double value) const {
+  auto attr = make_attr<ingot_attr_scalar>();
+  attr.value = value;
+  run_op_into(INGOT_OP_FILL, {}, {*this}, &attr);
+}
+
+double Tensor::item() const {
+  INGOT_CHECK_SHAPE(numel() == 1, "item(): tensor of shape {} has {} elements, expected 1", shape().str(), numel());
+  const Tensor c = to(Device::cpu()).contiguous();
+  return load_element(c.dtype(), static_cast<const char*>(c.raw_host_data()) + c.offset() * dtype_size(c.dtype()));
+}
+
+}  // namespace ingot

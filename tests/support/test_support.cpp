@@ -1,0 +1,63 @@
+// Shared test helpers: skips, deterministic random tensors, tolerance checks.
+#include "test_support.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+
+namespace ingot::test {
+
+void skip(const std::string& reason) { std::cout << "INGOT_SKIP: " << reason << std::endl; }
+
+Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> values(static_cast<size_t>(shape.numel()));
+  for (auto& v : values) {
+    v = dist(rng);
+    if (dtype == DType::Bool) v = v > (lo + hi) / 2 ? 1.0 : 0.0;
+    else if (is_integral(dtype)) v = std::round(v);
+  }
+  return Tensor::from_vector(values, shape).to(dtype);
+}
+
+namespace {
+struct Mismatch {
+  double excess = -1e300;
+  int64_t index = -1;
+  double a = 0, b = 0;
+};
+
+Mismatch worst(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
+  const auto a = actual.to_vector<double>();
+  const auto b = expected.to_vector<double>();
+  Mismatch m;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double e;
+    if (std::isnan(a[i]) || std::isnan(b[i])) e = std::isnan(a[i]) && std::isnan(b[i]) ? -1.0 : 1e300;
+    else if (std::isinf(b[i]) || std::isinf(a[i])) e = a[i] == b[i] ? -1.0 : 1e300;
+    else e = std::fabs(a[i] - b[i]) - (atol + rtol * std::fabs(b[i]));
+    if (e > m.excess) m = {e, static_cast<int64_t>(i), a[i], b[i]};
+  }
+  return m;
+}
+}  // namespace
+
+double excess_error(const Tensor& a, const Tensor& b, double atol, double rtol) {
+  INGOT_CHECK_SHAPE(a.shape() == b.shape(), "excess_error: shapes {} and {}", a.shape().str(), b.shape().str());
+  return a.numel() == 0 ? 0.0 : worst(a, b, atol, rtol).excess;
+}
+
+std::string compare(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
+  if (!(actual.shape() == expected.shape()))
+    return fmt::format("shape {} vs expected {}", actual.shape().str(), expected.shape().str());
+  if (actual.numel() == 0) return {};
+  const Mismatch m = worst(actual, expected, atol, rtol);
+  if (m.excess <= 0) return {};
+  return fmt::format("element {} (row-major) is {} vs expected {} (|diff| {:.3g} > atol {} + rtol {} * |b|)", m.index,
+                     m.a, m.b, std::fabs(m.a - m.b), atol, rtol);
+}
+
+}  // namespace ingot::test
