@@ -1,0 +1,17 @@
+// The CLI's commands and the interrupt flag they poll; main.cpp parses and dispatches.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ingot::cli {
+
+/// `ingot plugins [--verbose]`
+int cmd_plugins(const std::vector<std::string>& args);
+/// `ingot run CONFIG.yaml`
+int cmd_run(const std::vector<std::string>& args);
+
+/// True once SIGINT or SIGTERM arrived; long work checks it between steps.
+bool interrupted();
+
+}  // namespace ingot::cli

@@ -1,0 +1,107 @@
+// `ingot` entry point: global options, command dispatch, signals, and the mapping of errors to
+// one line "ingot: error: ..." and the exit codes of DESIGN.md section 7.
+#include <boost/program_options.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ingot/plugin/ingot_plugin.h"
+#include "ingot/runtime/error.h"
+#include "ingot/runtime/logging.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+// First signal: ask the running command to stop at its next check. Second: leave at once.
+extern "C" void on_signal(int sig) {
+  if (g_signal != 0) _exit(128 + sig);
+  g_signal = sig;
+  static const char kMsg[] = "ingot: stopping after the current step (press Ctrl-C again to stop now)\n";
+  const ssize_t ignored = write(STDERR_FILENO, kMsg, sizeof(kMsg) - 1);  // write() is async-signal-safe
+  (void)ignored;
+}
+
+constexpr const char* kUsage =
+    "usage: ingot [--version] [--help] [--log LEVEL] <command> [<args>]\n"
+    "\n"
+    "commands:\n"
+    "  plugins [--verbose]   list plugins, their status and why a plugin is unavailable\n"
+    "  run CONFIG.yaml       validate a pipeline config, select backends and run it\n"
+    "\n"
+    "environment: INGOT_PLUGIN_PATH (extra plugin folders, ':'-separated),\n"
+    "  INGOT_DISABLE_PLUGINS (names to skip, ','-separated), INGOT_LOG (debug|info|warn|error|off)\n"
+    "exit codes: 0 ok, 1 runtime error, 2 usage or config error, 3 required backend missing,\n"
+    "  130/143 interrupted\n";
+
+int run_main(int argc, char** argv) {
+  po::options_description global("global options");
+  global.add_options()("help,h", "show this help")("version", "show the version and plugin ABI")(
+      "log", po::value<std::string>(), "log level: debug, info, warn, error, off")(
+      "command", po::value<std::string>(), "command")("args", po::value<std::vector<std::string>>(), "arguments");
+  po::positional_options_description pos;
+  pos.add("command", 1).add("args", -1);
+
+  po::variables_map vm;
+  po::parsed_options parsed = po::command_line_parser(argc, argv).options(global).positional(pos).allow_unregistered().run();
+  po::store(parsed, vm);
+  po::notify(vm);
+
+  if (vm.count("log")) {
+    const auto level = ingot::parse_log_level(vm["log"].as<std::string>());
+    if (!level) throw ingot::ConfigError(fmt::format("--log {}: expected debug, info, warn, error or off", vm["log"].as<std::string>()));
+    ingot::set_log_level(*level);
+  }
+  if (vm.count("version")) {
+    std::cout << fmt::format("ingot {} (plugin ABI {}.{})\n", INGOT_VERSION, INGOT_ABI_MAJOR, INGOT_ABI_MINOR);
+    return 0;
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!vm.count("command")) throw ingot::ConfigError("no command given; 'ingot --help' lists the commands");
+  // Everything after the command (its own options included) goes to the command.
+  const std::string command = vm["command"].as<std::string>();
+  std::vector<std::string> rest = po::collect_unrecognized(parsed.options, po::include_positional);
+  rest.erase(std::find(rest.begin(), rest.end(), command));  // the command itself
+  if (command == "plugins") return ingot::cli::cmd_plugins(rest);
+  if (command == "run") return ingot::cli::cmd_run(rest);
+  throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
+}
+
+}  // namespace
+
+namespace ingot::cli {
+bool interrupted() { return g_signal != 0; }
+}  // namespace ingot::cli
+
+int main(int argc, char** argv) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  int code = 1;
+  try {
+    code = run_main(argc, argv);
+  } catch (const ingot::Error& e) {
+    std::cerr << "ingot: error: " << e.what() << "\n";
+    code = static_cast<int>(e.exit_code());
+  } catch (const po::error& e) {
+    std::cerr << "ingot: error: " << e.what() << " (see 'ingot --help')\n";
+    code = 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ingot: error: " << e.what() << "\n";
+    code = 1;
+  }
+  if (g_signal != 0) {
+    std::cerr << "ingot: interrupted\n";
+    return 128 + g_signal;
+  }
+  return code;
+}

@@ -1,0 +1,288 @@
+// Gradient rules of every differentiable op, written only with the functional op API. The
+// kind -> rule table is generated from op_table.def, so a rule named there but not defined
+// here fails to compile.
+#include "ingot/autograd/grad_rules.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "ingot/ops/ops.h"
+
+namespace ingot {
+
+namespace {
+
+#define INGOT_GRAD_RULE(name) \
+  std::vector<Tensor> grad_##name([[maybe_unused]] const GradCall& c, [[maybe_unused]] const std::vector<Tensor>& go)
+
+template <class A>
+const A& attr_of(const GradCall& c) {
+  INGOT_CHECK(c.attrs != nullptr, "grad of {}: missing attributes", op_info(c.op).name);
+  return *static_cast<const A*>(c.attrs);
+}
+
+/// Gradient of a broadcast input: sum over the broadcast dims.
+Tensor unbroadcast(const Tensor& g, const Tensor& input) { return sum_to_shape(g, input.shape()); }
+
+/// d gelu(x) / dx = Phi(x) + x phi(x) (erf form).
+Tensor gelu_derivative(const Tensor& x) {
+  const Tensor cdf = (erf(x * (1.0 / std::numbers::sqrt2)) + 1.0) * 0.5;
+  const Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
+  return cdf + x * pdf;
+}
+
+/// Gradient before a fused activation; GELU needs the pre-activation, recomputed by `pre`.
+template <class Pre>
+Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, Pre pre) {
+  switch (activation) {
+    case INGOT_ACT_NONE:
+      return g;
+    case INGOT_ACT_RELU:
+      return where(gt(y, 0.0), g, 0.0);
+    case INGOT_ACT_GELU:
+      return g * gelu_derivative(pre());
+    default:
+      throw Error(fmt::format("gradient: unknown fused activation {}", activation));
+  }
+}
+
+/// Gradient of a values output whose entries came from x at `indices` along `axis`.
+Tensor scatter_back(const Tensor& x, int axis, const Tensor& indices, const Tensor& g) {
+  return scatter_add(zeros_like(x), axis, indices, g);
+}
+
+INGOT_GRAD_RULE(none) { throw Error(fmt::format("{} is not differentiable", op_info(c.op).name)); }
+
+// ---- unary ----
+INGOT_GRAD_RULE(neg) { return {-go[0]}; }
+INGOT_GRAD_RULE(abs) { return {go[0] * sign(c.inputs[0])}; }
+INGOT_GRAD_RULE(exp) { return {go[0] * c.outputs[0]}; }
+INGOT_GRAD_RULE(log) { return {go[0] / c.inputs[0]}; }
+INGOT_GRAD_RULE(log1p) { return {go[0] / (c.inputs[0] + 1.0)}; }
+INGOT_GRAD_RULE(sqrt) { return {go[0] / (c.outputs[0] * 2.0)}; }
+INGOT_GRAD_RULE(rsqrt) {
+  const Tensor& y = c.outputs[0];
+  return {go[0] * (y * y * y) * -0.5};
+}
+INGOT_GRAD_RULE(sin) { return {go[0] * cos(c.inputs[0])}; }
+INGOT_GRAD_RULE(cos) { return {-(go[0] * sin(c.inputs[0]))}; }
+INGOT_GRAD_RULE(tanh) {
+  const Tensor& y = c.outputs[0];
+  return {go[0] * (1.0 - y * y)};
+}
+INGOT_GRAD_RULE(sigmoid) {
+  const Tensor& y = c.outputs[0];
+  return {go[0] * (y * (1.0 - y))};
+}
+INGOT_GRAD_RULE(relu) { return {where(gt(c.inputs[0], 0.0), go[0], 0.0)}; }
+INGOT_GRAD_RULE(gelu) { return {go[0] * gelu_derivative(c.inputs[0])}; }
+INGOT_GRAD_RULE(erf) {
+  const Tensor& x = c.inputs[0];
+  return {go[0] * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi))};
+}
+INGOT_GRAD_RULE(softplus) {
+  const auto& a = attr_of<ingot_attr_softplus>(c);
+  const Tensor bx = c.inputs[0] * a.beta;
+  return {where(gt(bx, a.threshold), go[0], go[0] * sigmoid(bx))};
+}
+INGOT_GRAD_RULE(zero) { return {zeros_like(c.inputs[0])}; }
+INGOT_GRAD_RULE(reciprocal) {
+  const Tensor& y = c.outputs[0];
+  return {-(go[0] * y * y)};
+}
+INGOT_GRAD_RULE(clamp) {
+  const auto& a = attr_of<ingot_attr_clamp>(c);
+  const Tensor& x = c.inputs[0];
+  Tensor keep;
+  if (a.has_min) keep = ge(x, a.min);
+  if (a.has_max) keep = keep.defined() ? logical_and(keep, le(x, a.max)) : le(x, a.max);
+  return {keep.defined() ? where(keep, go[0], 0.0) : go[0]};
+}
+
+// ---- binary (broadcasting: every input gradient is summed back to the input's shape) ----
+INGOT_GRAD_RULE(add) { return {unbroadcast(go[0], c.inputs[0]), unbroadcast(go[0], c.inputs[1])}; }
+INGOT_GRAD_RULE(sub) { return {unbroadcast(go[0], c.inputs[0]), unbroadcast(-go[0], c.inputs[1])}; }
+INGOT_GRAD_RULE(mul) {
+  const Tensor &a = c.inputs[0], &b = c.inputs[1];
+  return {unbroadcast(go[0] * b, a), unbroadcast(go[0] * a, b)};
+}
+INGOT_GRAD_RULE(div) {
+  const Tensor &a = c.inputs[0], &b = c.inputs[1];
+  return {unbroadcast(go[0] / b, a), unbroadcast(-(go[0] * c.outputs[0]) / b, b)};
+}
+INGOT_GRAD_RULE(pow) {
+  const Tensor &a = c.inputs[0], &b = c.inputs[1], &y = c.outputs[0], &g = go[0];
+  // torch's conventions at the edges: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0.
+  const Tensor ga = where(eq(b, 0.0), 0.0, g * b * pow(a, b - 1.0));
+  const Tensor gb = where(logical_and(eq(a, 0.0), ge(b, 0.0)), 0.0, g * y * log(a));
+  return {unbroadcast(ga, a), unbroadcast(gb, b)};
+}
+
+/// maximum / minimum: the gradient goes to the selected input, split evenly on ties (torch).
+std::vector<Tensor> select_grad(const GradCall& c, const Tensor& g, const Tensor& a_wins) {
+  const Tensor &a = c.inputs[0], &b = c.inputs[1];
+  const Tensor ga = where(a_wins, g, where(eq(a, b), g * 0.5, 0.0));
+  return {unbroadcast(ga, a), unbroadcast(g - ga, b)};
+}
+INGOT_GRAD_RULE(maximum) { return select_grad(c, go[0], gt(c.inputs[0], c.inputs[1])); }
+INGOT_GRAD_RULE(minimum) { return select_grad(c, go[0], lt(c.inputs[0], c.inputs[1])); }
+INGOT_GRAD_RULE(where) {
+  const Tensor& cond = c.inputs[0];
+  return {Tensor(), unbroadcast(where(cond, go[0], 0.0), c.inputs[1]),
+          unbroadcast(where(cond, 0.0, go[0]), c.inputs[2])};
+}
+
+// ---- reductions (the op's output keeps the input's rank, reduced dims = 1) ----
+INGOT_GRAD_RULE(sum) {
+  const Tensor& x = c.inputs[0];
+  return {go[0].reshape(c.outputs[0].shape()).expand(x.shape()).contiguous()};
+}
+INGOT_GRAD_RULE(mean) {
+  const Tensor& x = c.inputs[0];
+  const int64_t n_out = c.outputs[0].numel();
+  const double count = n_out > 0 ? static_cast<double>(x.numel()) / static_cast<double>(n_out) : 1.0;
+  return {go[0].reshape(c.outputs[0].shape()).expand(x.shape()) / count};
+}
+/// amax / amin: the gradient is shared evenly by the elements equal to the extremum.
+std::vector<Tensor> extremum_grad(const GradCall& c, const Tensor& g) {
+  const Tensor &x = c.inputs[0], &y = c.outputs[0];
+  const Tensor hit = eq(x, y);
+  const Tensor count = sum_to_shape(hit.to(x.dtype()), y.shape());
+  return {where(hit, g.reshape(y.shape()) / count, 0.0)};
+}
+INGOT_GRAD_RULE(max) { return extremum_grad(c, go[0]); }
+INGOT_GRAD_RULE(min) { return extremum_grad(c, go[0]); }
+
+// ---- linear algebra ----
+INGOT_GRAD_RULE(matmul) {
+  const auto& attr = attr_of<ingot_attr_matmul>(c);
+  const Tensor &a = c.inputs[0], &b = c.inputs[1];
+  const Tensor bias = attr.has_bias ? c.inputs[2] : Tensor();
+  const Tensor gp =
+      through_activation(attr.activation, go[0], c.outputs[0], [&] { return matmul_ex(a, b, bias, Activation::None); });
+  std::vector<Tensor> grads{unbroadcast(matmul(gp, b.transpose(-2, -1)), a),
+                            unbroadcast(matmul(a.transpose(-2, -1), gp), b)};
+  if (attr.has_bias) grads.push_back(sum_to_shape(gp, bias.shape()));
+  return grads;
+}
+INGOT_GRAD_RULE(conv2d) {
+  const auto& attr = attr_of<ingot_attr_conv2d>(c);
+  const Conv2dParams p = conv2d_params(attr);
+  const Tensor &x = c.inputs[0], &w = c.inputs[1];
+  const Tensor bias = attr.has_bias ? c.inputs[2] : Tensor();
+  const Tensor gp =
+      through_activation(attr.activation, go[0], c.outputs[0], [&] { return conv2d(x, w, bias, p, Activation::None); });
+  std::vector<Tensor> grads{conv2d_backward_data(gp, w, x.shape(), p), conv2d_backward_weight(x, gp, w.shape(), p)};
+  if (attr.has_bias) grads.push_back(sum(gp, {0, 2, 3}));
+  return grads;
+}
+
+// ---- pooling ----
+INGOT_GRAD_RULE(max_pool2d) {
+  const Pool2dParams p = pool2d_params(attr_of<ingot_attr_pool2d>(c));
+  return {max_pool2d_backward(go[0], c.inputs[0], c.outputs[1], p)};
+}
+INGOT_GRAD_RULE(avg_pool2d) {
+  const Pool2dParams p = pool2d_params(attr_of<ingot_attr_pool2d>(c));
+  return {avg_pool2d_backward(go[0], c.inputs[0].shape(), p)};
+}
+
+// ---- shape and indexing ----
+INGOT_GRAD_RULE(concat) {
+  const int axis = attr_of<ingot_attr_axis>(c).axis;
+  std::vector<Tensor> grads;
+  int64_t start = 0;
+  for (const Tensor& x : c.inputs) {
+    const int64_t n = x.shape()[axis];
+    grads.push_back(go[0].slice(axis, start, start + n).contiguous());
+    start += n;
+  }
+  return grads;
+}
+INGOT_GRAD_RULE(pad) {
+  const auto& a = attr_of<ingot_attr_pad>(c);
+  const Tensor& x = c.inputs[0];
+  Tensor g = go[0];
+  for (int d = 0; d < x.dim(); ++d) g = g.slice(d, a.pads[2 * d], a.pads[2 * d] + x.shape()[d]);
+  return {g.contiguous()};
+}
+INGOT_GRAD_RULE(gather) {
+  const int axis = attr_of<ingot_attr_axis>(c).axis;
+  return {scatter_back(c.inputs[0], axis, c.inputs[1], go[0]), Tensor()};
+}
+INGOT_GRAD_RULE(index_select) {
+  const int axis = attr_of<ingot_attr_axis>(c).axis;
+  const Tensor &x = c.inputs[0], &index = c.inputs[1];
+  // Spread the 1-D index along the other dims so that scatter_add can add every slice back.
+  Shape lane(std::vector<int64_t>(x.dim(), 1));
+  lane[axis] = index.numel();
+  const Tensor spread = index.reshape(lane).expand(go[0].shape()).contiguous();
+  return {scatter_back(x, axis, spread, go[0]), Tensor()};
+}
+INGOT_GRAD_RULE(scatter_add) {
+  const int axis = attr_of<ingot_attr_axis>(c).axis;
+  const Tensor &index = c.inputs[1], &src = c.inputs[2];
+  Tensor gsrc = gather(go[0], axis, index);
+  if (!(index.shape() == src.shape())) {  // src entries beyond the index's extent were not used
+    std::vector<int64_t> pads;
+    for (int d = src.dim() - 1; d >= 0; --d) {
+      pads.push_back(0);
+      pads.push_back(src.shape()[d] - index.shape()[d]);
+    }
+    gsrc = pad(gsrc, pads);
+  }
+  return {go[0], Tensor(), gsrc};
+}
+INGOT_GRAD_RULE(sort) {
+  const int axis = attr_of<ingot_attr_sort>(c).axis;
+  return {scatter_back(c.inputs[0], axis, c.outputs[1], go[0])};
+}
+INGOT_GRAD_RULE(topk) {
+  const int axis = attr_of<ingot_attr_topk>(c).axis;
+  return {scatter_back(c.inputs[0], axis, c.outputs[1], go[0])};
+}
+
+// ---- copies and casts ----
+INGOT_GRAD_RULE(copy) { return {go[0]}; }
+INGOT_GRAD_RULE(cast) {
+  const DType t = c.inputs[0].dtype();
+  return {is_floating(t) ? go[0].to(t) : Tensor()};
+}
+
+// ---- normalisation ----
+INGOT_GRAD_RULE(softmax) { return {softmax_backward(c.outputs[0], go[0], attr_of<ingot_attr_axis>(c).axis)}; }
+INGOT_GRAD_RULE(log_softmax) { return {log_softmax_backward(c.outputs[0], go[0], attr_of<ingot_attr_axis>(c).axis)}; }
+INGOT_GRAD_RULE(layer_norm) {
+  const auto& a = attr_of<ingot_attr_layer_norm>(c);
+  const Tensor& x = c.inputs[0];
+  const Shape normalized(x.shape().data() + (x.dim() - a.normalized_ndim), a.normalized_ndim);
+  const NormGrads r = layer_norm_backward(go[0], x, c.outputs[1], c.outputs[2], c.inputs[1], normalized, a.eps);
+  if (!a.has_affine) return {r.grad_x, Tensor(), Tensor()};
+  return {r.grad_x, r.grad_weight, r.grad_bias};
+}
+INGOT_GRAD_RULE(batch_norm) {
+  const auto& a = attr_of<ingot_attr_batch_norm>(c);
+  const NormGrads r =
+      batch_norm_backward(go[0], c.inputs[0], c.inputs[1], c.outputs[1], c.outputs[2], a.training != 0, a.eps);
+  if (!a.has_affine) return {r.grad_x, Tensor(), Tensor(), Tensor(), Tensor()};
+  return {r.grad_x, r.grad_weight, r.grad_bias, Tensor(), Tensor()};
+}
+
+#undef INGOT_GRAD_RULE
+
+constexpr GradRule kRules[] = {
+#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad) &grad_##grad,
+#include "ingot/ops/op_table.def"
+#undef INGOT_OP
+};
+static_assert(sizeof(kRules) / sizeof(kRules[0]) == INGOT_OP_COUNT, "one gradient rule per op");
+
+}  // namespace
+
+GradRule grad_rule(OpKind op) {
+  INGOT_CHECK(op >= 0 && op < INGOT_OP_COUNT, "grad_rule: op kind {} out of range", static_cast<int>(op));
+  const GradRule rule = kRules[op];
+  return rule == &grad_none ? nullptr : rule;
+}
+
+}  // namespace ingot

@@ -1,0 +1,65 @@
+// Elementwise binary arithmetic (ADD SUB MUL DIV POW MAXIMUM MINIMUM) with NumPy broadcasting;
+// inputs already have the output's dtype; f16/bf16 compute in float.
+#include <cmath>
+
+#include "backends/reference/check.h"
+#include "backends/reference/dtype_dispatch.h"
+#include "backends/reference/kernels.h"
+#include "backends/reference/strided_iter.h"
+
+namespace ingot::reference {
+
+namespace {
+
+template <class C>
+C apply(int32_t op, C a, C b) {
+  switch (op) {
+    case INGOT_OP_ADD:
+      return add_wrapping(a, b);
+    case INGOT_OP_SUB:
+      return sub_wrapping(a, b);
+    case INGOT_OP_MUL:
+      return mul_wrapping(a, b);
+    case INGOT_OP_DIV:
+      if constexpr (std::is_floating_point_v<C>)
+        return a / b;
+      else
+        fail("div: integer division is not an op (core casts to float first)");
+    case INGOT_OP_POW:
+      if constexpr (std::is_floating_point_v<C>)
+        return std::pow(a, b);
+      else
+        fail("pow: integer pow is not an op (core casts to float first)");
+    case INGOT_OP_MAXIMUM:
+    case INGOT_OP_MINIMUM:  // NaN propagates, like torch.maximum / torch.minimum
+      if constexpr (std::is_floating_point_v<C>) {
+        if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
+      }
+      return op == INGOT_OP_MAXIMUM ? (a > b ? a : b) : (a < b ? a : b);
+    default:
+      fail("{}: not a binary arithmetic op", op_name(op));
+  }
+}
+
+}  // namespace
+
+void run_binary(const sdk::OpCall& c) {
+  expect_arity(c, 2, 1);
+  const ingot_tensor_desc& out = c.out[0];
+  expect_dtype(c, c.in[0], out.dtype, "input 0");
+  expect_dtype(c, c.in[1], out.dtype, "input 1");
+  NdIter it(out);
+  const int o = it.add(out.strides);
+  const int ia = it.add_broadcast(c.in[0], c.op);
+  const int ib = it.add_broadcast(c.in[1], c.op);
+  visit_num(c, out.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = Compute<T>;
+    const T* a = sdk::data_ptr<const T>(c.in[0]);
+    const T* b = sdk::data_ptr<const T>(c.in[1]);
+    T* dst = sdk::data_ptr<T>(out);
+    for (; !it.done(); it.next()) dst[it[o]] = convert<T>(apply<C>(c.op, convert<C>(a[it[ia]]), convert<C>(b[it[ib]])));
+  });
+}
+
+}  // namespace ingot::reference

@@ -1,0 +1,39 @@
+// The root schema of a pipeline config: add a section here (train, data, model...) by declaring
+// its keys; anything not declared is rejected as an unknown key.
+#include "ingot/config/config.h"
+
+namespace ingot::config {
+namespace {
+
+Schema smoke_schema() {
+  Schema conv;
+  conv.integer("batch", 1, 4096)
+      .integer("channels", 1, 4096)
+      .integer("out_channels", 1, 4096)
+      .integer("size", 1, 4096)
+      .integer("kernel", 1, 64)
+      .integer("stride", 1, 64)
+      .integer("padding", 0, 64);
+  Schema smoke;
+  smoke.integer("matmul_size", 1, 16384).integer("repeats", 1, 10000).section("conv", std::move(conv));
+  return smoke;
+}
+
+Schema build_root_schema() {
+  Schema root;
+  root.string("name", /*required=*/true)
+      .string("backend")  // auto | cpu | cuda | <backend or plugin name>: checked by select_backends
+      .integer("seed", 0)
+      .integer("threads", 1, 4096)
+      .section("smoke", smoke_schema());
+  return root;
+}
+
+}  // namespace
+
+const Schema& root_schema() {
+  static const Schema schema = build_root_schema();
+  return schema;
+}
+
+}  // namespace ingot::config

@@ -1,0 +1,129 @@
+// The cpu_onednn backend: dispatch to op families, plans, opaque layouts and threads.
+#include "onednn_backend.h"
+
+#include <omp.h>
+
+#include "desc_util.h"
+#include "dnnl_check.h"
+#include "op_families.h"
+
+namespace ingot::onednn {
+
+namespace {
+constexpr size_t kPlanCacheCapacity = 1024;
+
+const OpFamily* const kFamilies[] = {&matmul_family(),    &conv_family(),    &pool_family(),       &eltwise_family(),
+                                     &binary_family(),    &softmax_family(), &batch_norm_family(), &layer_norm_family(),
+                                     &reduction_family(), &reorder_family()};
+}  // namespace
+
+OnednnBackend::OnednnBackend() : cache_(kPlanCacheCapacity), threads_(omp_get_max_threads()) {
+  DNNL_CHECK(engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0), "cpu_onednn: creating the oneDNN CPU engine");
+  DNNL_CHECK(stream_ = dnnl::stream(engine_), "cpu_onednn: creating the oneDNN stream");
+  for (int op = 0; op < INGOT_OP_COUNT; ++op) {
+    for (const OpFamily* f : kFamilies) {
+      if (f->handles(op)) families_[op] = f;
+    }
+  }
+}
+
+bool OnednnBackend::supports(const sdk::OpCall& call) {
+  if (call.op < 0 || call.op >= INGOT_OP_COUNT || families_[call.op] == nullptr) return false;
+  for (int i = 0; i < call.n_in; ++i) {
+    const ingot_tensor_desc& d = call.in[i];
+    if (d.device_kind != INGOT_DEVICE_CPU) return false;
+    if (d.layout != INGOT_LAYOUT_STRIDED && opaque_md(d) == nullptr) return false;
+  }
+  for (int i = 0; i < call.n_out; ++i) {
+    const ingot_tensor_desc& d = call.out[i];
+    if (d.device_kind != INGOT_DEVICE_CPU) return false;
+    if (d.layout != INGOT_LAYOUT_STRIDED && opaque_md(d) == nullptr) return false;
+  }
+  return families_[call.op]->supports(*this, call);
+}
+
+void OnednnBackend::execute(const sdk::OpCall& call, const ingot_exec_context& ctx) {
+  if (call.op < 0 || call.op >= INGOT_OP_COUNT || families_[call.op] == nullptr) {
+    throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn: op " + std::to_string(call.op) + " is not implemented");
+  }
+  if (ctx.num_threads > 0 && ctx.num_threads != threads_) {
+    omp_set_num_threads(ctx.num_threads);
+    threads_ = ctx.num_threads;
+  }
+  Exec ex(*this, ctx);
+  // core's Backend prefixes the backend and op name to the message
+  DNNL_CHECK(families_[call.op]->execute(call, ex), "cpu_onednn: executing a oneDNN primitive");
+}
+
+bool OnednnBackend::choose_output_layout(const sdk::OpCall& call, ingot_tensor_desc* outputs, int index) {
+  if (call.op < 0 || call.op >= INGOT_OP_COUNT || families_[call.op] == nullptr) return false;
+  const OpFamily* f = families_[call.op];
+  if (f->choose_layout == nullptr || index < 0 || index >= call.n_out) return false;
+  return f->choose_layout(*this, call, outputs, index);
+}
+
+void OnednnBackend::to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
+                               const ingot_exec_context& ctx) {
+  const dnnl::memory::desc* md = opaque_md(src);
+  if (md == nullptr) throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn to_strided: source layout is not ours");
+  if (!has_positive_strides(dst)) throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn to_strided: bad strides");
+  Exec ex(*this, ctx);
+  DNNL_CHECK(ex.reorder(*md, sdk::data_ptr(src), strided_md(dst), sdk::data_ptr(dst)),
+             "cpu_onednn to_strided: reorder from blocked layout");
+}
+
+void OnednnBackend::plan_cache_stats(ingot_plan_cache_stats& stats) {
+  stats.entries = cache_.entries();
+  stats.capacity = cache_.capacity();
+  stats.hits = cache_.hits();
+  stats.misses = cache_.misses();
+}
+
+const char* OnednnBackend::impl_name(int32_t op) {
+  if (op < 0 || op >= INGOT_OP_COUNT || impl_names_[op].empty()) return nullptr;
+  return impl_names_[op].c_str();
+}
+
+std::shared_ptr<Plan> OnednnBackend::reorder_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+  KeyBuilder key(-1);
+  key.add_md(src).add_md(dst).add(threads_);
+  return plan(key.str(), [&] {
+    Plan p;
+    auto pd = dnnl::reorder::primitive_desc(engine_, src, engine_, dst);
+    p.prim = dnnl::reorder(pd);
+    p.pd = pd;
+    return p;
+  });
+}
+
+std::optional<dnnl::memory::desc> OnednnBackend::md_of(const ingot_tensor_desc& d) const {
+  if (d.layout == INGOT_LAYOUT_STRIDED) return strided_md(d);
+  const dnnl::memory::desc* md = opaque_md(d);
+  if (md == nullptr) return std::nullopt;
+  return *md;
+}
+
+const dnnl::memory::desc* OnednnBackend::opaque_md(const ingot_tensor_desc& d) const {
+  if (d.layout != INGOT_LAYOUT_OPAQUE || d.layout_handle == nullptr) return nullptr;
+  return layouts_.find(d.layout_handle);
+}
+
+dnnl::primitive_attr OnednnBackend::user_scratchpad_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void OnednnBackend::note_impl(int32_t op, const std::string& impl) {
+  if (op >= 0 && op < INGOT_OP_COUNT && impl_names_[op] != impl) impl_names_[op] = impl;
+}
+
+bool set_opaque_output(OnednnBackend& be, ingot_tensor_desc* outputs, int index, const dnnl::memory::desc& md) {
+  ingot_tensor_desc& o = outputs[index];
+  o.layout = INGOT_LAYOUT_OPAQUE;
+  o.layout_handle = be.layouts().create(md);
+  o.nbytes = static_cast<int64_t>(md.get_size());
+  return true;
+}
+
+}  // namespace ingot::onednn

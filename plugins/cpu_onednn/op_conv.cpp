@@ -1,0 +1,214 @@
+// Convolution family: conv2d forward (bias, relu / gelu post-op), backward-data and
+// backward-weights in f32. Primitives are created with format_tag::any (oneDNN picks its fast
+// blocked formats); tensors in another layout are reordered through workspace buffers, and the
+// forward output may stay blocked (an opaque layout) for the next op of ours.
+#include <optional>
+
+#include "desc_util.h"
+#include "op_families.h"
+
+namespace ingot::onednn {
+namespace {
+
+bool handles(int32_t op) {
+  return op == INGOT_OP_CONV2D || op == INGOT_OP_CONV2D_BWD_DATA || op == INGOT_OP_CONV2D_BWD_WEIGHT;
+}
+
+struct ConvGeometry {
+  dims x, w, y, bias;  // w is [g, O/g, C/g, kh, kw] when grouped
+  dims strides, dilates, pad_l, pad_r;
+  int64_t groups = 1;
+  bool has_bias = false;
+  int32_t activation = INGOT_ACT_NONE;
+  dt type = dt::f32;
+};
+
+/// x, w, y descriptors of the call: (in0, in1, out) for forward, (out, in1, in0) for backward
+/// data, (in0, out, in1) for backward weights.
+void roles(const sdk::OpCall& c, const ingot_tensor_desc*& x, const ingot_tensor_desc*& w,
+           const ingot_tensor_desc*& y) {
+  if (c.op == INGOT_OP_CONV2D)
+    x = &c.in[0], w = &c.in[1], y = &c.out[0];
+  else if (c.op == INGOT_OP_CONV2D_BWD_DATA)
+    x = &c.out[0], w = &c.in[1], y = &c.in[0];
+  else
+    x = &c.in[0], w = &c.out[0], y = &c.in[1];
+}
+
+std::optional<ConvGeometry> geometry(const sdk::OpCall& c) {
+  const auto& a = sdk::attr<ingot_attr_conv2d>(c.attrs);
+  const bool fwd = c.op == INGOT_OP_CONV2D;
+  if (c.n_out != 1 || c.n_in != (fwd && a.has_bias ? 3 : 2)) return std::nullopt;
+  const ingot_tensor_desc *x, *w, *y;
+  roles(c, x, w, y);
+  if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || w->layout != INGOT_LAYOUT_STRIDED) return std::nullopt;
+  for (const ingot_tensor_desc* t : {x, w, y}) {
+    if (t->dtype != x->dtype || !is_compute_dtype(t->dtype) || !is_plain_host(*t)) return std::nullopt;
+    if (t->layout == INGOT_LAYOUT_STRIDED && !has_positive_strides(*t)) return std::nullopt;
+  }
+  if (a.groups < 1 || x->shape[1] % a.groups != 0 || w->shape[0] % a.groups != 0) return std::nullopt;
+  if (a.activation != INGOT_ACT_NONE && a.activation != INGOT_ACT_RELU && a.activation != INGOT_ACT_GELU)
+    return std::nullopt;
+  ConvGeometry g;
+  g.groups = a.groups;
+  g.type = to_dnnl(x->dtype);
+  g.x = dims_of(*x);
+  g.y = dims_of(*y);
+  g.w = dims_of(*w);
+  if (g.groups > 1) g.w = {g.groups, g.w[0] / g.groups, g.w[1], g.w[2], g.w[3]};
+  g.strides = {a.stride[0], a.stride[1]};
+  g.dilates = {a.dilation[0] - 1, a.dilation[1] - 1};  // oneDNN counts the gap, torch the step
+  g.pad_l = {a.padding[0], a.padding[1]};
+  g.pad_r = g.pad_l;  // both floor the output size, so torch's symmetric padding maps directly
+  if (fwd) {
+    g.has_bias = a.has_bias != 0;
+    g.activation = a.activation;
+    if (g.has_bias) {
+      if (sdk::numel(c.in[2]) != g.y[1] || !sdk::is_contiguous(c.in[2]) || c.in[2].dtype != x->dtype)
+        return std::nullopt;
+      g.bias = {g.y[1]};
+    }
+  }
+  return g;
+}
+
+dnnl::memory::desc any_md(const dims& d, dt type) { return dnnl::memory::desc(d, type, tag::any); }
+
+dnnl::convolution_forward::primitive_desc forward_pd(OnednnBackend& be, const ConvGeometry& g, bool with_post_ops) {
+  auto bias = g.has_bias ? dnnl::memory::desc(g.bias, g.type, tag::x) : dnnl::memory::desc();
+  auto d = dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                           any_md(g.x, g.type), any_md(g.w, g.type), bias, any_md(g.y, g.type),
+                                           g.strides, g.dilates, g.pad_l, g.pad_r);
+  dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
+  if (with_post_ops && g.activation != INGOT_ACT_NONE) {
+    dnnl::post_ops po;
+    po.append_eltwise(
+        1.f, g.activation == INGOT_ACT_RELU ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_gelu_erf, 0.f,
+        0.f);
+    attr.set_post_ops(po);
+  }
+  return dnnl::convolution_forward::primitive_desc(d, attr, be.engine());
+}
+
+std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const ConvGeometry& g) {
+  // formats are `any`, so the plan depends on sizes and attributes only, not on layouts
+  KeyBuilder key(c.op);
+  for (const dims* d : {&g.x, &g.w, &g.y, &g.strides, &g.dilates, &g.pad_l}) {
+    key.add(d->size()).add_bytes(d->data(), d->size() * sizeof(int64_t));
+  }
+  key.add(g.type).add(g.has_bias).add(g.activation).add(be.threads());
+  return be.plan(key.str(), [&] {
+    Plan p;
+    if (c.op == INGOT_OP_CONV2D) {
+      auto pd = forward_pd(be, g, true);
+      p.prim = dnnl::convolution_forward(pd);
+      p.pd = pd;
+    } else if (c.op == INGOT_OP_CONV2D_BWD_DATA) {
+      auto hint = forward_pd(be, g, false);
+      auto d = dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_md(g.x, g.type),
+                                                     any_md(g.w, g.type), any_md(g.y, g.type), g.strides, g.dilates,
+                                                     g.pad_l, g.pad_r);
+      auto pd =
+          dnnl::convolution_backward_data::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), hint);
+      p.prim = dnnl::convolution_backward_data(pd);
+      p.pd = pd;
+      p.aux_pd = hint;
+    } else {
+      auto hint = forward_pd(be, g, false);
+      auto d = dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any_md(g.x, g.type),
+                                                        any_md(g.w, g.type), any_md(g.y, g.type), g.strides, g.dilates,
+                                                        g.pad_l, g.pad_r);
+      auto pd = dnnl::convolution_backward_weights::primitive_desc(d, OnednnBackend::user_scratchpad_attr(),
+                                                                   be.engine(), hint);
+      p.prim = dnnl::convolution_backward_weights(pd);
+      p.pd = pd;
+      p.aux_pd = hint;
+    }
+    return p;
+  });
+}
+
+/// The desc a tensor has in memory; OIHW weights are viewed as [g, O/g, C/g, kh, kw].
+dnnl::memory::desc user_md(OnednnBackend& be, const ingot_tensor_desc& t, const dims& want) {
+  if (const dnnl::memory::desc* md = be.opaque_md(t)) return *md;
+  if (static_cast<int>(want.size()) == t.ndim) return strided_md(t);
+  const int64_t* s = t.strides;
+  return dnnl::memory::desc(want, to_dnnl(t.dtype), dims{s[0] * want[1], s[0], s[1], s[2], s[3]});
+}
+
+struct Binding {
+  int arg;
+  const ingot_tensor_desc* t;
+  dims want;
+  bool output;
+};
+
+bool supports(OnednnBackend& be, const sdk::OpCall& c) {
+  auto g = geometry(c);
+  if (!g) return false;
+  auto p = get_plan(be, c, *g);
+  return p->prim && !is_ref_impl(p->impl);
+}
+
+void execute(const sdk::OpCall& c, Exec& ex) {
+  OnednnBackend& be = ex.backend();
+  auto g = geometry(c);
+  if (!g) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn conv2d: unsupported call");
+  auto p = get_plan(be, c, *g);
+  if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn conv2d: " + p->impl);
+  std::vector<Binding> b;
+  if (c.op == INGOT_OP_CONV2D) {
+    b = {{DNNL_ARG_SRC, &c.in[0], g->x, false},
+         {DNNL_ARG_WEIGHTS, &c.in[1], g->w, false},
+         {DNNL_ARG_DST, &c.out[0], g->y, true}};
+  } else if (c.op == INGOT_OP_CONV2D_BWD_DATA) {
+    b = {{DNNL_ARG_DIFF_DST, &c.in[0], g->y, false},
+         {DNNL_ARG_WEIGHTS, &c.in[1], g->w, false},
+         {DNNL_ARG_DIFF_SRC, &c.out[0], g->x, true}};
+  } else {
+    b = {{DNNL_ARG_SRC, &c.in[0], g->x, false},
+         {DNNL_ARG_DIFF_DST, &c.in[1], g->y, false},
+         {DNNL_ARG_DIFF_WEIGHTS, &c.out[0], g->w, true}};
+  }
+  // tensors whose layout differs from the primitive's go through a workspace buffer
+  std::vector<dnnl::memory::desc> have(b.size()), want(b.size());
+  std::vector<size_t> slot(b.size(), Exec::npos);
+  for (size_t i = 0; i < b.size(); ++i) {
+    have[i] = user_md(be, *b[i].t, b[i].want);
+    want[i] = p->pd.query_md(dnnl::query::exec_arg_md, b[i].arg);
+    if (have[i] != want[i]) slot[i] = ex.reserve(want[i].get_size());
+  }
+  size_t scratch = ex.reserve_scratchpad(*p);
+  ex.allocate();
+  for (size_t i = 0; i < b.size(); ++i) {
+    void* user = sdk::data_ptr(*b[i].t);
+    void* data = slot[i] == Exec::npos ? user : ex.ptr(slot[i]);
+    if (!b[i].output && slot[i] != Exec::npos) ex.reorder(have[i], user, want[i], data);
+    ex.bind(*p, b[i].arg, want[i], data);
+  }
+  if (g->has_bias) ex.bind(*p, DNNL_ARG_BIAS, p->pd.weights_desc(1), sdk::data_ptr(c.in[2]));
+  ex.run(*p, c.op, scratch);
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i].output && slot[i] != Exec::npos) ex.reorder(want[i], ex.ptr(slot[i]), have[i], sdk::data_ptr(*b[i].t));
+  }
+}
+
+bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
+  if (c.op != INGOT_OP_CONV2D || index != 0) return false;
+  auto g = geometry(c);
+  if (!g) return false;
+  auto p = get_plan(be, c, *g);
+  if (!p->prim) return false;
+  dnnl::memory::desc dst = p->pd.dst_desc();
+  if (dst == plain_md(g->y, g->type)) return false;  // plain NCHW already: stay strided
+  return set_opaque_output(be, outputs, 0, dst);
+}
+
+}  // namespace
+
+const OpFamily& conv_family() {
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  return f;
+}
+
+}  // namespace ingot::onednn

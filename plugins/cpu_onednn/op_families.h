@@ -1,0 +1,34 @@
+// One entry per oneDNN primitive family (matmul, conv, pooling, ...): which ops it handles,
+// whether it accelerates a call exactly (supports), how to run it, and optional opaque outputs.
+#pragma once
+
+#include "exec.h"
+#include "ingot/plugin/sdk.h"
+#include "onednn_backend.h"
+
+namespace ingot::onednn {
+
+struct OpFamily {
+  bool (*handles)(int32_t op);
+  /// True only for calls computed exactly with torch semantics by a non-"ref" kernel.
+  bool (*supports)(OnednnBackend& be, const sdk::OpCall& call);
+  void (*execute)(const sdk::OpCall& call, Exec& ex);
+  /// Optional: give output `index` an opaque (blocked) layout; false = stay strided.
+  bool (*choose_layout)(OnednnBackend& be, const sdk::OpCall& call, ingot_tensor_desc* outputs, int index);
+};
+
+const OpFamily& matmul_family();
+const OpFamily& conv_family();
+const OpFamily& pool_family();
+const OpFamily& eltwise_family();
+const OpFamily& binary_family();
+const OpFamily& softmax_family();
+const OpFamily& batch_norm_family();
+const OpFamily& layer_norm_family();
+const OpFamily& reduction_family();
+const OpFamily& reorder_family();
+
+/// Sets outputs[index] to an opaque layout holding `md` (a new handle owned by core).
+bool set_opaque_output(OnednnBackend& be, ingot_tensor_desc* outputs, int index, const dnnl::memory::desc& md);
+
+}  // namespace ingot::onednn

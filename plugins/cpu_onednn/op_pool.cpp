@@ -1,0 +1,242 @@
+// Pooling family: 2-d max and average pooling (NCHW, f32) with torch's padding / ceil_mode /
+// divisor rules, and average-pooling backward.
+// MAX_POOL2D's workspace is torch's: an i64 tensor of flat indices h * W + w into the input
+// plane, readable by every backend. We derive it from oneDNN's workspace (the argmax position
+// inside each window) in one pass; MAX_POOL2D_BWD scatters grad_y through those indices itself
+// (a plain OpenMP loop: simpler than translating the indices back into oneDNN's format).
+#include <omp.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "desc_util.h"
+#include "op_families.h"
+
+namespace ingot::onednn {
+namespace {
+
+bool handles(int32_t op) {
+  return op == INGOT_OP_MAX_POOL2D || op == INGOT_OP_MAX_POOL2D_BWD || op == INGOT_OP_AVG_POOL2D ||
+         op == INGOT_OP_AVG_POOL2D_BWD;
+}
+
+struct PoolGeometry {
+  dims x, y, kernel, strides, pad_l, pad_r;
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  dt type = dt::f32;
+};
+
+/// x is the pooling's input (or grad_x), y its output (or grad_y).
+std::optional<PoolGeometry> geometry(const sdk::OpCall& c, const ingot_tensor_desc& x, const ingot_tensor_desc& y) {
+  const auto& a = sdk::attr<ingot_attr_pool2d>(c.attrs);
+  if (x.ndim != 4 || y.ndim != 4 || !is_compute_dtype(x.dtype) || y.dtype != x.dtype) return std::nullopt;
+  if (!is_plain_host(x) || !is_plain_host(y)) return std::nullopt;
+  PoolGeometry g;
+  g.type = to_dnnl(x.dtype);
+  g.x = dims_of(x);
+  g.y = dims_of(y);
+  g.kernel = {a.kernel[0], a.kernel[1]};
+  g.strides = {a.stride[0] > 0 ? a.stride[0] : a.kernel[0], a.stride[1] > 0 ? a.stride[1] : a.kernel[1]};
+  g.pad_l = {a.padding[0], a.padding[1]};
+  g.pad_r = g.pad_l;
+  for (size_t d = 0; d < 2; ++d) {
+    if (g.kernel[d] < 1 || g.pad_l[d] < 0 || g.pad_l[d] > g.kernel[d] / 2) return std::nullopt;
+    // ceil_mode: extend the right padding so that oneDNN produces torch's output size
+    const int64_t need = (g.y[d + 2] - 1) * g.strides[d] + g.kernel[d] - g.x[d + 2] - g.pad_l[d];
+    g.pad_r[d] = std::max(g.pad_l[d], need);
+  }
+  const bool is_avg = c.op == INGOT_OP_AVG_POOL2D || c.op == INGOT_OP_AVG_POOL2D_BWD;
+  if (is_avg) {
+    // oneDNN's include-padding divisor is always kh*kw; torch clips the window at the declared
+    // padding, which differs only where ceil_mode added padding: decline those.
+    if (a.count_include_pad && g.pad_r != g.pad_l) return std::nullopt;
+    g.algorithm = a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  return g;
+}
+
+dnnl::pooling_forward::primitive_desc forward_pd(OnednnBackend& be, const PoolGeometry& g,
+                                                 const dnnl::memory::desc& src, dnnl::prop_kind prop) {
+  auto d = dnnl::pooling_forward::desc(prop, g.algorithm, src, dnnl::memory::desc(g.y, g.type, tag::any), g.strides,
+                                       g.kernel, g.pad_l, g.pad_r);
+  return dnnl::pooling_forward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine());
+}
+
+/// Forward plan (src in its own layout: dense NCHW or one of our blocked layouts).
+std::shared_ptr<Plan> forward_plan(OnednnBackend& be, const sdk::OpCall& c, const PoolGeometry& g,
+                                   const dnnl::memory::desc& src) {
+  KeyBuilder key(c.op);
+  key.add_md(src)
+      .add_bytes(g.y.data(), 4 * sizeof(int64_t))
+      .add_bytes(c.attrs, sizeof(ingot_attr_pool2d))
+      .add(be.threads());
+  return be.plan(key.str(), [&] {
+    // training mode makes oneDNN record the argmax workspace that the indices come from
+    auto prop = c.op == INGOT_OP_MAX_POOL2D ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+    auto pd = forward_pd(be, g, src, prop);
+    Plan p;
+    p.prim = dnnl::pooling_forward(pd);
+    p.pd = pd;
+    return p;
+  });
+}
+
+std::shared_ptr<Plan> avg_backward_plan(OnednnBackend& be, const sdk::OpCall& c, const PoolGeometry& g) {
+  KeyBuilder key(c.op);
+  key.add(g.type).add_bytes(g.x.data(), 4 * sizeof(int64_t)).add_bytes(g.y.data(), 4 * sizeof(int64_t));
+  key.add_bytes(c.attrs, sizeof(ingot_attr_pool2d)).add(be.threads());
+  return be.plan(key.str(), [&] {
+    auto src = plain_md(g.x, g.type), dst = plain_md(g.y, g.type);
+    auto fd = dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, g.algorithm, src, dst, g.strides, g.kernel,
+                                          g.pad_l, g.pad_r);
+    auto hint = dnnl::pooling_forward::primitive_desc(fd, be.engine());
+    auto d = dnnl::pooling_backward::desc(g.algorithm, src, dst, g.strides, g.kernel, g.pad_l, g.pad_r);
+    auto pd = dnnl::pooling_backward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), hint);
+    Plan p;
+    p.prim = dnnl::pooling_backward(pd);
+    p.pd = pd;
+    p.aux_pd = hint;
+    return p;
+  });
+}
+
+/// Plan for a call, or nullptr for calls this family declines.
+std::shared_ptr<Plan> plan_for(OnednnBackend& be, const sdk::OpCall& c, std::optional<PoolGeometry>& g) {
+  if (c.op == INGOT_OP_MAX_POOL2D) {
+    if (c.n_in != 1 || c.n_out != 2 || c.out[1].dtype != INGOT_I64 || !sdk::is_contiguous(c.out[1])) return nullptr;
+  } else if (c.n_in != 1 || c.n_out != 1) {
+    return nullptr;
+  }
+  const bool bwd = c.op == INGOT_OP_AVG_POOL2D_BWD;
+  g = bwd ? geometry(c, c.out[0], c.in[0]) : geometry(c, c.in[0], c.out[0]);
+  if (!g) return nullptr;
+  if (bwd) {
+    if (!sdk::is_contiguous(c.in[0]) || !sdk::is_contiguous(c.out[0])) return nullptr;
+    return avg_backward_plan(be, c, *g);
+  }
+  const dnnl::memory::desc* blocked = be.opaque_md(c.in[0]);
+  if (blocked == nullptr && !sdk::is_contiguous(c.in[0])) return nullptr;
+  if (c.out[0].layout == INGOT_LAYOUT_STRIDED ? !sdk::is_contiguous(c.out[0]) : be.opaque_md(c.out[0]) == nullptr)
+    return nullptr;
+  return forward_plan(be, c, *g, blocked != nullptr ? *blocked : plain_md(g->x, g->type));
+}
+
+/// torch's indices from oneDNN's workspace (window-relative argmax, dense NCHW order).
+template <class W>
+void decode_indices(const W* ws, int64_t* index, const PoolGeometry& g) {
+  const int64_t planes = g.y[0] * g.y[1], oh = g.y[2], ow = g.y[3], w = g.x[3], kw = g.kernel[1];
+#pragma omp parallel for
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const int64_t k = (p * oh + oy) * ow + ox;
+        const auto tap = static_cast<int64_t>(ws[k]);
+        index[k] = (oy * g.strides[0] - g.pad_l[0] + tap / kw) * w + (ox * g.strides[1] - g.pad_l[1] + tap % kw);
+      }
+    }
+  }
+}
+
+void max_pool_bwd(const sdk::OpCall& c) {
+  const ingot_tensor_desc &gy = c.in[0], &idx = c.in[2], &gx = c.out[0];
+  const int64_t planes = gx.shape[0] * gx.shape[1], in_plane = gx.shape[2] * gx.shape[3];
+  const int64_t out_plane = gy.shape[2] * gy.shape[3];
+  const float* g = sdk::data_ptr<float>(gy);
+  const int64_t* index = sdk::data_ptr<int64_t>(idx);
+  float* out = sdk::data_ptr<float>(gx);
+#pragma omp parallel for
+  for (int64_t p = 0; p < planes; ++p) {
+    float* dst = out + p * in_plane;
+    std::fill(dst, dst + in_plane, 0.f);
+    for (int64_t k = p * out_plane; k < (p + 1) * out_plane; ++k) {
+      if (index[k] >= 0 && index[k] < in_plane) dst[index[k]] += g[k];
+    }
+  }
+}
+
+bool max_pool_bwd_ok(const sdk::OpCall& c) {
+  if (c.n_in != 3 || c.n_out != 1) return false;
+  const ingot_tensor_desc &gy = c.in[0], &idx = c.in[2], &gx = c.out[0];
+  if (gy.ndim != 4 || gx.ndim != 4 || idx.ndim != 4 || gy.dtype != INGOT_F32 || gx.dtype != INGOT_F32 ||
+      idx.dtype != INGOT_I64)
+    return false;
+  if (!sdk::is_contiguous(gy) || !sdk::is_contiguous(idx) || !sdk::is_contiguous(gx)) return false;
+  return gy.shape[0] == gx.shape[0] && gy.shape[1] == gx.shape[1] && sdk::numel(idx) == sdk::numel(gy) &&
+         sdk::numel(gx) > 0;
+}
+
+bool supports(OnednnBackend& be, const sdk::OpCall& c) {
+  if (c.op == INGOT_OP_MAX_POOL2D_BWD) return max_pool_bwd_ok(c);
+  std::optional<PoolGeometry> g;
+  auto p = plan_for(be, c, g);
+  return p && p->prim && !is_ref_impl(p->impl);
+}
+
+void execute(const sdk::OpCall& c, Exec& ex) {
+  if (c.op == INGOT_OP_MAX_POOL2D_BWD) {
+    if (!max_pool_bwd_ok(c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn max_pool2d_bwd: unsupported call");
+    ex.backend().note_impl(c.op, "ingot:omp_index_scatter");
+    return max_pool_bwd(c);
+  }
+  OnednnBackend& be = ex.backend();
+  std::optional<PoolGeometry> g;
+  auto p = plan_for(be, c, g);
+  if (!p || !p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn pooling: unsupported call");
+  if (c.op == INGOT_OP_AVG_POOL2D_BWD) {
+    size_t scratch = ex.reserve_scratchpad(*p);
+    ex.allocate();
+    ex.bind(*p, DNNL_ARG_DIFF_DST, p->pd.diff_dst_desc(), sdk::data_ptr(c.in[0]));
+    ex.bind(*p, DNNL_ARG_DIFF_SRC, p->pd.diff_src_desc(), sdk::data_ptr(c.out[0]));
+    return ex.run(*p, c.op, scratch);
+  }
+  const dnnl::memory::desc dst = p->pd.dst_desc();
+  const dnnl::memory::desc* out_blocked = be.opaque_md(c.out[0]);
+  const dnnl::memory::desc user_dst = out_blocked != nullptr ? *out_blocked : plain_md(g->y, g->type);
+  const bool dst_temp = user_dst != dst;
+  const bool is_max = c.op == INGOT_OP_MAX_POOL2D;
+  const dnnl::memory::desc ws = is_max ? p->pd.workspace_desc() : dnnl::memory::desc();
+  const dnnl::memory::desc ws_plain = is_max ? plain_md(g->y, ws.data_type()) : dnnl::memory::desc();
+  const size_t dst_slot = dst_temp ? ex.reserve(dst.get_size()) : Exec::npos;
+  const size_t ws_slot = is_max ? ex.reserve(ws.get_size()) : Exec::npos;
+  const size_t ws_plain_slot = is_max && ws != ws_plain ? ex.reserve(ws_plain.get_size()) : Exec::npos;
+  const size_t scratch = ex.reserve_scratchpad(*p);
+  ex.allocate();
+  void* y = dst_temp ? ex.ptr(dst_slot) : sdk::data_ptr(c.out[0]);
+  ex.bind(*p, DNNL_ARG_SRC, p->pd.src_desc(), sdk::data_ptr(c.in[0]));
+  ex.bind(*p, DNNL_ARG_DST, dst, y);
+  if (is_max) ex.bind(*p, DNNL_ARG_WORKSPACE, ws, ex.ptr(ws_slot));
+  ex.run(*p, c.op, scratch);
+  if (dst_temp) ex.reorder(dst, y, user_dst, sdk::data_ptr(c.out[0]));
+  if (!is_max) return;
+  void* w = ex.ptr(ws_slot);
+  if (ws_plain_slot != Exec::npos) {
+    ex.reorder(ws, w, ws_plain, ex.ptr(ws_plain_slot));
+    w = ex.ptr(ws_plain_slot);
+  }
+  int64_t* index = sdk::data_ptr<int64_t>(c.out[1]);
+  if (ws.data_type() == dt::u8)
+    decode_indices(static_cast<const uint8_t*>(w), index, *g);
+  else if (ws.data_type() == dt::s32)
+    decode_indices(static_cast<const int32_t*>(w), index, *g);
+  else
+    throw sdk::Failure(INGOT_ERR_RUNTIME, "cpu_onednn max_pool2d: unexpected oneDNN workspace type");
+}
+
+bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
+  if (index != 0 || c.op == INGOT_OP_MAX_POOL2D_BWD || c.op == INGOT_OP_AVG_POOL2D_BWD) return false;
+  if (be.opaque_md(c.in[0]) == nullptr) return false;  // dense in, dense out
+  std::optional<PoolGeometry> g;
+  auto p = plan_for(be, c, g);
+  if (!p || !p->prim) return false;
+  return set_opaque_output(be, outputs, 0, p->pd.dst_desc());
+}
+
+}  // namespace
+
+const OpFamily& pool_family() {
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  return f;
+}
+
+}  // namespace ingot::onednn

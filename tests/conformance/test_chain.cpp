@@ -1,0 +1,102 @@
+// Chains of ops through dispatch with one backend enabled: its opaque layouts flow from op to op
+// (and are reordered when another backend or the test reads them). Compared with the reference.
+#include <catch2/catch.hpp>
+
+#include <iostream>
+
+#include "conformance_runner.h"
+#include "ingot/runtime/registry.h"
+#include "test_support.h"
+
+namespace ingot::conformance {
+namespace {
+
+ingot_attr_conv2d conv_attr(bool bias, int32_t act) {
+  auto a = make_attr<ingot_attr_conv2d>();
+  a.stride[0] = a.stride[1] = 1;
+  a.padding[0] = a.padding[1] = 1;
+  a.dilation[0] = a.dilation[1] = 1;
+  a.groups = 1;
+  a.has_bias = bias ? 1 : 0;
+  a.activation = act;
+  return a;
+}
+
+ingot_attr_pool2d pool_attr() {
+  auto a = make_attr<ingot_attr_pool2d>();
+  a.kernel[0] = a.kernel[1] = 2;
+  a.stride[0] = a.stride[1] = 2;
+  a.count_include_pad = 1;
+  return a;
+}
+
+// A small CNN step (forward and the start of backward) on whichever backends are enabled;
+// returns every intermediate read back as strided host tensors, and counts those that came out
+// in a backend's own (opaque) layout.
+std::vector<Tensor> cnn_step(const std::vector<Tensor>& params, int& opaque) {
+  const Tensor& x = params[0];
+  const auto c1 = conv_attr(true, INGOT_ACT_RELU), c2 = conv_attr(false, INGOT_ACT_NONE);
+  const auto pool = pool_attr();
+  auto bn = make_attr<ingot_attr_batch_norm>();
+  bn.training = 1, bn.has_affine = 1, bn.eps = 1e-5, bn.momentum = 0.1;
+  auto axis = make_attr<ingot_attr_axis>();
+  axis.axis = 1;
+
+  const Tensor h1 = run_op(INGOT_OP_CONV2D, {x, params[1], params[2]}, {{{2, 8, 9, 9}, DType::F32}}, &c1)[0];
+  const Tensor rm = params[5].clone(), rv = params[6].clone();
+  const std::vector<Tensor> h2 = run_op(INGOT_OP_BATCH_NORM, {h1, params[3], params[4], rm, rv},
+                                        {{{2, 8, 9, 9}, DType::F32}, {{8}, DType::F32}, {{8}, DType::F32}}, &bn);
+  const std::vector<Tensor> h3 =
+      run_op(INGOT_OP_MAX_POOL2D, {h2[0]}, {{{2, 8, 4, 4}, DType::F32}, {{2, 8, 4, 4}, DType::I64}}, &pool);
+  const Tensor h4 = run_op(INGOT_OP_CONV2D, {h3[0], params[7]}, {{{2, 4, 4, 4}, DType::F32}}, &c2)[0];
+  const Tensor h5 = run_op(INGOT_OP_AVG_POOL2D, {h4}, {{{2, 4, 2, 2}, DType::F32}}, &pool)[0];
+  const Tensor y = run_op(INGOT_OP_SOFTMAX, {h5}, {{{2, 4, 2, 2}, DType::F32}}, &axis)[0];
+  // backward through the last layers, fed by the forward's (possibly opaque) tensors
+  const Tensor gy = run_op(INGOT_OP_SOFTMAX_BWD, {y, params[8]}, {{{2, 4, 2, 2}, DType::F32}}, &axis)[0];
+  const Tensor g5 = run_op(INGOT_OP_AVG_POOL2D_BWD, {gy}, {{{2, 4, 4, 4}, DType::F32}}, &pool)[0];
+  const Tensor g4 = run_op(INGOT_OP_CONV2D_BWD_DATA, {g5, params[7]}, {{{2, 8, 4, 4}, DType::F32}}, &c2)[0];
+  const Tensor gw = run_op(INGOT_OP_CONV2D_BWD_WEIGHT, {h3[0], g5}, {{{4, 8, 3, 3}, DType::F32}}, &c2)[0];
+  const Tensor g3 = run_op(INGOT_OP_MAX_POOL2D_BWD, {g4, h2[0], h3[1]}, {{{2, 8, 9, 9}, DType::F32}}, &pool)[0];
+  std::vector<Tensor> out;
+  opaque = 0;
+  for (const Tensor& t : {h1, h2[0], rm, rv, h3[0], h4, h5, y, gy, g5, g4, gw, g3}) {
+    opaque += t.is_opaque() ? 1 : 0;
+    out.push_back(t.strided());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("conformance: a CNN step through dispatch matches the reference", "[conformance][chain]") {
+  const std::vector<Tensor> params = {
+      test::random_tensor({2, 3, 9, 9}, DType::F32, 1),  test::random_tensor({8, 3, 3, 3}, DType::F32, 2),
+      test::random_tensor({8}, DType::F32, 3),           test::random_tensor({8}, DType::F32, 4, 0.5, 1.5),
+      test::random_tensor({8}, DType::F32, 5),           test::random_tensor({8}, DType::F32, 6),
+      test::random_tensor({8}, DType::F32, 7, 0.5, 2.0), test::random_tensor({4, 8, 3, 3}, DType::F32, 8),
+      test::random_tensor({2, 4, 2, 2}, DType::F32, 9)};
+  std::vector<Tensor> expected;
+  int opaque = 0;
+  {
+    const DispatchOnly only(BackendRegistry::instance().reference().name());
+    expected = cnn_step(params, opaque);
+  }
+  for (const Backend* b : backends_under_test()) {
+    if (b->device_kind() != DeviceKind::CPU) continue;  // the chain's tensors live on the host
+    INFO("backend " << b->name());
+    std::vector<Tensor> got;
+    {
+      const DispatchOnly only(b->name());
+      REQUIRE_NOTHROW(got = cnn_step(params, opaque));
+    }
+    std::cout << "conformance: CNN step on " << b->name() << ": " << opaque << " of " << got.size()
+              << " intermediates in the backend's own layout\n";
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("intermediate " << i << " " << got[i].shape().str());
+      INGOT_REQUIRE_CLOSE(got[i], expected[i], 1e-4, 1e-4);
+    }
+  }
+}
+
+}  // namespace ingot::conformance
