@@ -1,6 +1,7 @@
 // Config loading: file -> YAML (syntax errors with line:column) -> root schema check, and typed
 // lookups by dotted path.
 #include "ingot/config/config.h"
+#include "ingot/config/schema.h"
 
 #include <filesystem>
 #include <fstream>
@@ -90,7 +91,7 @@ int64_t Config::get_int(const std::string& path, int64_t fallback) const {
   try {
     return node(path).as<int64_t>();
   } catch (const YAML::Exception&) {
-    throw ConfigError(fmt::format("{}: '{}' must be an integer, got '{}'", where(path), path, node(path).Scalar()));
+    throw ConfigError(fmt::format("{}: '{}' must be an integer, got {}", where(path), path, quote_value(node(path).Scalar())));
   }
 }
 
@@ -99,7 +100,7 @@ double Config::get_float(const std::string& path, double fallback) const {
   try {
     return node(path).as<double>();
   } catch (const YAML::Exception&) {
-    throw ConfigError(fmt::format("{}: '{}' must be a number, got '{}'", where(path), path, node(path).Scalar()));
+    throw ConfigError(fmt::format("{}: '{}' must be a number, got {}", where(path), path, quote_value(node(path).Scalar())));
   }
 }
 
@@ -115,7 +116,7 @@ bool Config::get_bool(const std::string& path, bool fallback) const {
   try {
     return node(path).as<bool>();
   } catch (const YAML::Exception&) {
-    throw ConfigError(fmt::format("{}: '{}' must be true or false, got '{}'", where(path), path, node(path).Scalar()));
+    throw ConfigError(fmt::format("{}: '{}' must be true or false, got {}", where(path), path, quote_value(node(path).Scalar())));
   }
 }
 

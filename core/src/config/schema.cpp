@@ -19,7 +19,7 @@ std::string describe(const YAML::Node& v) {
   if (!v.IsDefined() || v.IsNull()) return "nothing";
   if (v.IsMap()) return "a map";
   if (v.IsSequence()) return "a list";
-  return "'" + v.Scalar() + "'";
+  return quote_value(v.Scalar());
 }
 
 template <class T>
@@ -49,8 +49,8 @@ void check_value(const Field& f, const YAML::Node& value, const std::string& fil
       if (!value.IsScalar()) throw type_error();
       if (!f.choices.empty() && std::find(f.choices.begin(), f.choices.end(), value.Scalar()) == f.choices.end()) {
         const std::string hint = closest_match(value.Scalar(), f.choices);
-        throw ConfigError(fmt::format("{}: '{}' must be one of {}, got '{}'{}", at, key_path, fmt::join(f.choices, ", "),
-                                      value.Scalar(), hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+        throw ConfigError(fmt::format("{}: '{}' must be one of {}, got {}{}", at, key_path, fmt::join(f.choices, ", "),
+                                      quote_value(value.Scalar()), hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
       }
       return;
     case FieldType::Bool:
@@ -80,6 +80,16 @@ void check_value(const Field& f, const YAML::Node& value, const std::string& fil
 }
 
 }  // namespace
+
+std::string quote_value(const std::string& value) {
+  constexpr size_t kMax = 40;
+  std::string out = "'";
+  for (size_t i = 0; i < value.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  return out + (value.size() > kMax ? "'..." : "'");
+}
 
 const char* field_type_phrase(FieldType t) {
   switch (t) {

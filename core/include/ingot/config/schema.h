@@ -16,6 +16,9 @@ enum class FieldType { String, Int, Float, Bool, Section, List, Any };
 /// "a string", "an integer", ... for messages.
 const char* field_type_phrase(FieldType t);
 
+/// A value as quoted in an error message: at most 40 characters, non-printable bytes as \xNN.
+std::string quote_value(const std::string& value);
+
 class Schema;
 
 /// One key of a section.
