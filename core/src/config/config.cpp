@@ -49,7 +49,9 @@ Config Config::parse(const std::string& text, const std::string& file) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
+    std::string msg = e.msg;  // yaml-cpp may quote the offending byte itself
+    std::erase_if(msg, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, msg));
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: cannot parse YAML: {}", file, e.what()));
   }
