@@ -108,6 +108,21 @@ const Backend* pick(OpKind op, Device device, const std::vector<ingot_tensor_des
   return nullptr;
 }
 
+/// The backend for `op`; when none reads an opaque input's layout, reorders the inputs (updating
+/// `inputs` and `in`) and asks again. Throws when no backend runs the op.
+const Backend& pick_or_reorder(OpKind op, Device device, std::vector<Tensor>& inputs,
+                               std::vector<ingot_tensor_desc>& in, const std::vector<ingot_tensor_desc>& out,
+                               const void* attrs) {
+  const Backend* b = pick(op, device, in, out, attrs);
+  if (b == nullptr && any_opaque(inputs)) {
+    inputs = strided_all(inputs);
+    in = descs_of(inputs);
+    b = pick(op, device, in, out, attrs);
+  }
+  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
+  return *b;
+}
+
 void execute(const Backend& b, OpKind op, const std::vector<ingot_tensor_desc>& in,
              const std::vector<ingot_tensor_desc>& out, const void* attrs) {
   const ingot_exec_context& ctx = exec_context();
@@ -154,10 +169,9 @@ const Backend& select_backend(OpKind op, const std::vector<Tensor>& inputs, cons
   device = device_of(inputs, device);
   std::vector<ingot_tensor_desc> out;
   for (const auto& s : outputs) out.push_back(spec_desc(s, device));
-  const Backend* b = pick(op, device, descs_of(inputs), out, attrs);
-  if (b == nullptr && any_opaque(inputs)) b = pick(op, device, descs_of(strided_all(inputs)), out, attrs);
-  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
-  return *b;
+  std::vector<Tensor> in_tensors = inputs;
+  std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
+  return pick_or_reorder(op, device, in_tensors, in, out, attrs);
 }
 
 std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
@@ -170,13 +184,7 @@ std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const s
 
   std::vector<Tensor> in_tensors = inputs;
   std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
-  const Backend* b = pick(op, device, in, out, attrs);
-  if (b == nullptr && any_opaque(in_tensors)) {  // no one reads these layouts: reorder, then retry
-    in_tensors = strided_all(in_tensors);
-    in = descs_of(in_tensors);
-    b = pick(op, device, in, out, attrs);
-  }
-  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
+  const Backend* b = &pick_or_reorder(op, device, in_tensors, in, out, attrs);
 
   Allocator& alloc = BackendRegistry::instance().allocator(device);
   std::vector<Tensor> result;
@@ -205,14 +213,7 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
   std::vector<ingot_tensor_desc> out = descs_of(out_tensors);
   std::vector<Tensor> in_tensors = inputs;
   std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
-  const Backend* b = pick(op, device, in, out, attrs);
-  if (b == nullptr && any_opaque(in_tensors)) {
-    in_tensors = strided_all(in_tensors);
-    in = descs_of(in_tensors);
-    b = pick(op, device, in, out, attrs);
-  }
-  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
-  execute(*b, op, in, out, attrs);
+  execute(pick_or_reorder(op, device, in_tensors, in, out, attrs), op, in, out, attrs);
 }
 
 void run_op_on(const Backend& backend, OpKind op, const std::vector<Tensor>& inputs,
