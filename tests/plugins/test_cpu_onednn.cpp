@@ -16,6 +16,8 @@
 namespace ingot {
 namespace {
 
+using test::conv2d_attr;
+using test::pool2d_attr;
 using test::random_tensor;
 
 /// The cpu_onednn backend, loaded through the plugin loader; nullptr (and a skip) when absent.
@@ -78,27 +80,6 @@ void check_op(const Backend& be, OpKind op, const std::vector<Tensor>& inputs, c
 
 Tensor rnd(const Shape& s, uint64_t seed, double lo = -1.0, double hi = 1.0) {
   return random_tensor(s, DType::F32, seed, lo, hi);
-}
-
-ingot_attr_conv2d conv_attr(int64_t stride, int64_t pad, int64_t dil, int64_t groups, bool bias, int32_t act) {
-  auto a = make_attr<ingot_attr_conv2d>();
-  a.stride[0] = a.stride[1] = stride;
-  a.padding[0] = a.padding[1] = pad;
-  a.dilation[0] = a.dilation[1] = dil;
-  a.groups = groups;
-  a.has_bias = bias;
-  a.activation = act;
-  return a;
-}
-
-ingot_attr_pool2d pool_attr(int64_t k, int64_t s, int64_t p, bool ceil, bool include_pad) {
-  auto a = make_attr<ingot_attr_pool2d>();
-  a.kernel[0] = a.kernel[1] = k;
-  a.stride[0] = a.stride[1] = s;
-  a.padding[0] = a.padding[1] = p;
-  a.ceil_mode = ceil;
-  a.count_include_pad = include_pad;
-  return a;
 }
 
 }  // namespace
@@ -183,7 +164,7 @@ TEST_CASE("cpu_onednn convolution forward and backward match the reference", "[o
     INFO("stride " << k.stride << " pad " << k.pad << " dilation " << k.dil << " groups " << k.groups);
     const int64_t n = 2, c = 8, h = 11, o = 16, kk = 3;
     const int64_t oh = (h + 2 * k.pad - k.dil * (kk - 1) - 1) / k.stride + 1;
-    const auto a = conv_attr(k.stride, k.pad, k.dil, k.groups, k.bias, k.act);
+    const auto a = conv2d_attr(k.stride, k.pad, k.dil, k.groups, k.bias, k.act);
     const Tensor x = rnd({n, c, h, h}, 20), w = rnd({o, c / k.groups, kk, kk}, 21), gy = rnd({n, o, oh, oh}, 22);
     std::vector<Tensor> in = {x, w};
     if (k.bias) in.push_back(rnd({o}, 23));
@@ -208,7 +189,7 @@ TEST_CASE("cpu_onednn pooling matches the reference, with torch's indices", "[on
   for (const Case& c : {Case{2, 2, 0, false, true, 4}, Case{3, 2, 1, false, true, 5}, Case{2, 2, 0, true, false, 5},
                         Case{3, 2, 1, true, false, 5}}) {
     INFO("kernel " << c.k << " stride " << c.s << " pad " << c.p << " ceil " << c.ceil);
-    const auto a = pool_attr(c.k, c.s, c.p, c.ceil, c.include_pad);
+    const auto a = pool2d_attr(c.k, c.s, c.p, c.ceil, c.include_pad);
     const Shape y{2, 3, c.out, c.out};
     check_op(*be, INGOT_OP_MAX_POOL2D, {x}, {{y, DType::F32}, {y, DType::I64}}, &a, 0.0, 0.0);
     check_op(*be, INGOT_OP_AVG_POOL2D, {x}, {{y, DType::F32}}, &a, 1e-6, 1e-6);
@@ -297,12 +278,12 @@ TEST_CASE("cpu_onednn runs no reference ('ref:') kernel for its hot ops", "[oned
   // the earlier cases ran every hot op; run a representative call of each again to be order-independent
   auto mm = make_attr<ingot_attr_matmul>();
   run_op_on(*be, INGOT_OP_MATMUL, {rnd({32, 32}, 60), rnd({32, 32}, 61)}, {Tensor::empty({32, 32})}, &mm);
-  const auto ca = conv_attr(1, 1, 1, 1, false, INGOT_ACT_NONE);
+  const auto ca = conv2d_attr(1, 1, 1, 1, false, INGOT_ACT_NONE);
   const Tensor x = rnd({2, 16, 8, 8}, 62), w = rnd({16, 16, 3, 3}, 63);
   run_op_on(*be, INGOT_OP_CONV2D, {x, w}, {Tensor::empty({2, 16, 8, 8})}, &ca);
   run_op_on(*be, INGOT_OP_CONV2D_BWD_DATA, {x, w}, {Tensor::empty({2, 16, 8, 8})}, &ca);
   run_op_on(*be, INGOT_OP_CONV2D_BWD_WEIGHT, {x, x}, {Tensor::empty({16, 16, 3, 3})}, &ca);
-  const auto pa = pool_attr(2, 2, 0, false, true);
+  const auto pa = pool2d_attr(2, 2, 0, false, true);
   run_op_on(*be, INGOT_OP_MAX_POOL2D, {x}, {Tensor::empty({2, 16, 4, 4}), Tensor::empty({2, 16, 4, 4}, DType::I64)},
             &pa);
   run_op_on(*be, INGOT_OP_AVG_POOL2D, {x}, {Tensor::empty({2, 16, 4, 4})}, &pa);
@@ -350,8 +331,8 @@ TEST_CASE("cpu_onednn reuses plans from its cache", "[onednn]") {
 TEST_CASE("cpu_onednn keeps blocked layouts between its ops and reorders them back", "[onednn]") {
   const Backend* be = onednn();
   if (be == nullptr) return;
-  const auto ca = conv_attr(1, 1, 1, 1, true, INGOT_ACT_NONE);
-  const auto pa = pool_attr(2, 2, 0, false, true);
+  const auto ca = conv2d_attr(1, 1, 1, 1, true, INGOT_ACT_NONE);
+  const auto pa = pool2d_attr(2, 2, 0, false, true);
   const Tensor x = rnd({2, 16, 12, 12}, 80), w = rnd({32, 16, 3, 3}, 81), b = rnd({32}, 82);
   // through dispatch: cpu_onednn is selected and chooses an opaque (blocked) conv output
   const Tensor y = run_op(INGOT_OP_CONV2D, {x, w, b}, {{{2, 32, 12, 12}, DType::F32}}, &ca)[0];
@@ -377,7 +358,7 @@ TEST_CASE("cpu_onednn keeps blocked layouts between its ops and reorders them ba
 
   // ... -> conv -> batch norm (training) on the blocked pooled tensor, then read back
   const Tensor w2 = rnd({16, 32, 3, 3}, 83);
-  const auto ca2 = conv_attr(1, 1, 1, 1, false, INGOT_ACT_NONE);
+  const auto ca2 = conv2d_attr(1, 1, 1, 1, false, INGOT_ACT_NONE);
   const Tensor z = run_op(INGOT_OP_CONV2D, {pooled[0], w2}, {{{2, 16, 6, 6}, DType::F32}}, &ca2)[0];
   auto bn = make_attr<ingot_attr_batch_norm>();
   bn.training = 1, bn.has_affine = 1, bn.eps = 1e-5, bn.momentum = 0.1;
@@ -415,7 +396,7 @@ TEST_CASE("cpu_onednn bf16 compute matches the reference where the CPU has nativ
   auto mm = make_attr<ingot_attr_matmul>();
   check_op(*be, INGOT_OP_MATMUL, {random_tensor({16, 32}, DType::BF16, 103), random_tensor({32, 8}, DType::BF16, 104)},
            {{{16, 8}, DType::BF16}}, &mm, 6e-2, 1e-2);
-  const auto ca = conv_attr(1, 1, 1, 1, true, INGOT_ACT_RELU);
+  const auto ca = conv2d_attr(1, 1, 1, 1, true, INGOT_ACT_RELU);
   check_op(*be, INGOT_OP_CONV2D,
            {random_tensor({2, 16, 6, 6}, DType::BF16, 105), random_tensor({16, 16, 3, 3}, DType::BF16, 106),
             random_tensor({16}, DType::BF16, 107)},
@@ -435,7 +416,7 @@ TEST_CASE("cpu_onednn declines f16 and f64", "[onednn]") {
     CHECK_FALSE(claims(*be, INGOT_OP_ADD, {a, a}, {y}, nullptr));
     CHECK_FALSE(claims(*be, INGOT_OP_RELU, {a}, {y}, nullptr));
     CHECK_FALSE(claims(*be, INGOT_OP_MATMUL, {a, a}, {y}, &mm));
-    const auto ca = conv_attr(1, 0, 1, 1, false, INGOT_ACT_NONE);
+    const auto ca = conv2d_attr(1, 0, 1, 1, false, INGOT_ACT_NONE);
     CHECK_FALSE(claims(*be, INGOT_OP_CONV2D, {random_tensor({1, 2, 4, 4}, d, 91), random_tensor({2, 2, 1, 1}, d, 92)},
                        {Tensor::empty({1, 2, 4, 4}, d)}, &ca));
   }

@@ -23,6 +23,28 @@ Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo, 
   return Tensor::from_vector(values, shape).to(dtype);
 }
 
+ingot_attr_conv2d conv2d_attr(int64_t stride, int64_t pad, int64_t dilation, int64_t groups, bool has_bias,
+                              int32_t activation) {
+  auto a = make_attr<ingot_attr_conv2d>();
+  a.stride[0] = a.stride[1] = stride;
+  a.padding[0] = a.padding[1] = pad;
+  a.dilation[0] = a.dilation[1] = dilation;
+  a.groups = groups;
+  a.has_bias = has_bias;
+  a.activation = activation;
+  return a;
+}
+
+ingot_attr_pool2d pool2d_attr(int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode, bool count_include_pad) {
+  auto a = make_attr<ingot_attr_pool2d>();
+  a.kernel[0] = a.kernel[1] = kernel;
+  a.stride[0] = a.stride[1] = stride;
+  a.padding[0] = a.padding[1] = pad;
+  a.ceil_mode = ceil_mode;
+  a.count_include_pad = count_include_pad;
+  return a;
+}
+
 namespace {
 struct Mismatch {
   double excess = -1e300;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ingot/ops/op_info.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot::test {
@@ -13,6 +14,13 @@ void skip(const std::string& reason);
 
 /// Uniform values in [lo, hi) from a fixed-seed generator, any dtype (integers are rounded).
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo = -1.0, double hi = 1.0);
+
+/// Square conv attributes (same stride / padding / dilation in both spatial dims).
+ingot_attr_conv2d conv2d_attr(int64_t stride, int64_t pad, int64_t dilation, int64_t groups, bool has_bias = false,
+                              int32_t activation = INGOT_ACT_NONE);
+/// Square pooling attributes.
+ingot_attr_pool2d pool2d_attr(int64_t kernel, int64_t stride, int64_t pad, bool ceil_mode,
+                              bool count_include_pad = true);
 
 /// Max |a-b| - (atol + rtol*|b|) over all elements, after casting both to f64 (<= 0 means close).
 /// Shapes must match; NaN in the same place counts as equal.

@@ -12,6 +12,8 @@
 
 using namespace ingot;
 using namespace ingot::test::ref;
+using ingot::test::conv2d_attr;
+using ingot::test::pool2d_attr;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -33,25 +35,6 @@ std::vector<double> numeric_grad(const Tensor& x, const std::function<double()>&
     g[i] = (up - down) / (2 * h);
   }
   return g;
-}
-
-ingot_attr_conv2d conv_attr(int64_t stride, int64_t pad, int64_t dilation, int64_t groups) {
-  auto a = make_attr<ingot_attr_conv2d>();
-  a.stride[0] = a.stride[1] = stride;
-  a.padding[0] = a.padding[1] = pad;
-  a.dilation[0] = a.dilation[1] = dilation;
-  a.groups = groups;
-  return a;
-}
-
-ingot_attr_pool2d pool_attr(int64_t k, int64_t s, int64_t p, bool ceil_mode, bool include_pad = true) {
-  auto a = make_attr<ingot_attr_pool2d>();
-  a.kernel[0] = a.kernel[1] = k;
-  a.stride[0] = a.stride[1] = s;
-  a.padding[0] = a.padding[1] = p;
-  a.ceil_mode = ceil_mode;
-  a.count_include_pad = include_pad;
-  return a;
 }
 
 }  // namespace
@@ -99,11 +82,11 @@ TEST_CASE("matmul: hand values, bias and activation, broadcast batches, strides"
 TEST_CASE("conv2d: hand values and torch's geometry", "[reference][conv]") {
   const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
   const Tensor w = f32({1, 0, 0, -1}, {1, 1, 2, 2});
-  auto a = conv_attr(1, 0, 1, 1);
+  auto a = conv2d_attr(1, 0, 1, 1);
   Tensor y = Tensor::empty({1, 1, 2, 2});
   run(INGOT_OP_CONV2D, {x, w}, {y}, &a);
   check_values(y, {-4, -4, -4, -4}, 0);
-  a = conv_attr(2, 1, 1, 1);
+  a = conv2d_attr(2, 1, 1, 1);
   run(INGOT_OP_CONV2D, {x, w}, {y}, &a);
   check_values(y, {-1, -3, -7, -4}, 0);
   CHECK_THROWS_WITH(run(INGOT_OP_CONV2D, {x, w}, {Tensor::empty({1, 1, 3, 3})}, &a), Contains("do not fit"));
@@ -113,7 +96,7 @@ TEST_CASE("conv2d with groups, dilation, bias and relu matches the naive formula
   const int64_t N = 2, C = 4, H = 6, W = 5, O = 6, G = 2, K = 3, S = 2, P = 2, D = 2;
   const int64_t OH = (H + 2 * P - D * (K - 1) - 1) / S + 1, OW = (W + 2 * P - D * (K - 1) - 1) / S + 1;
   const Tensor x = rand64({N, C, H, W}, 3), w = rand64({O, C / G, K, K}, 4), b = rand64({O}, 5);
-  auto a = conv_attr(S, P, D, G);
+  auto a = conv2d_attr(S, P, D, G);
   a.has_bias = 1;
   a.activation = INGOT_ACT_RELU;
   const Tensor y = Tensor::empty({N, O, OH, OW}, DType::F64);
@@ -140,7 +123,7 @@ TEST_CASE("conv2d with groups, dilation, bias and relu matches the naive formula
 
 TEST_CASE("conv2d backward ops are the adjoints of the forward", "[reference][conv]") {
   // <conv(x, w), gy> = <x, bwd_data(gy, w)> = <w, bwd_weight(x, gy)>
-  const auto a = conv_attr(2, 1, 2, 2);
+  const auto a = conv2d_attr(2, 1, 2, 2);
   const Tensor x = rand64({2, 4, 7, 6}, 6), w = rand64({4, 2, 3, 2}, 7);
   const int64_t OH = (7 + 2 - 2 * 2 - 1) / 2 + 1, OW = (6 + 2 - 2 * 1 - 1) / 2 + 1;
   const Tensor y = Tensor::empty({2, 4, OH, OW}, DType::F64);
@@ -157,7 +140,7 @@ TEST_CASE("conv2d backward ops are the adjoints of the forward", "[reference][co
 TEST_CASE("max_pool2d: values, torch indices, ceil_mode and backward", "[reference][pool]") {
   std::vector<float> v(16);
   for (int i = 0; i < 16; ++i) v[i] = static_cast<float>(i);
-  auto a = pool_attr(2, 2, 0, false);
+  auto a = pool2d_attr(2, 2, 0, false);
   const Tensor y = Tensor::empty({1, 1, 2, 2}), idx = Tensor::empty({1, 1, 2, 2}, DType::I64);
   run(INGOT_OP_MAX_POOL2D, {f32(v, {1, 1, 4, 4})}, {y, idx}, &a);
   check_values(y, {5, 7, 13, 15}, 0);
@@ -169,12 +152,12 @@ TEST_CASE("max_pool2d: values, torch indices, ceil_mode and backward", "[referen
   // 5x5, kernel 2, stride 2, ceil_mode: 3x3 windows, the last ones clipped
   std::vector<float> v5(25);
   for (int i = 0; i < 25; ++i) v5[i] = static_cast<float>(i);
-  a = pool_attr(2, 2, 0, true);
+  a = pool2d_attr(2, 2, 0, true);
   const Tensor y5 = Tensor::empty({1, 3, 3}), i5 = Tensor::empty({1, 3, 3}, DType::I64);  // CHW works too
   run(INGOT_OP_MAX_POOL2D, {f32(v5, {1, 5, 5})}, {y5, i5}, &a);
   check_values(y5, {6, 8, 9, 16, 18, 19, 21, 23, 24}, 0);
   // torch's rule: with padding 1, a 4th window would start in the right padding -> 3 windows
-  a = pool_attr(2, 2, 1, true);
+  a = pool2d_attr(2, 2, 1, true);
   const Tensor y3 = Tensor::empty({1, 1, 3, 3}), i3 = Tensor::empty({1, 1, 3, 3}, DType::I64);
   run(INGOT_OP_MAX_POOL2D, {f32(v5, {1, 1, 5, 5})}, {y3, i3}, &a);
   check_values(y3, {0, 2, 4, 10, 12, 14, 20, 22, 24}, 0);
@@ -185,20 +168,20 @@ TEST_CASE("max_pool2d: values, torch indices, ceil_mode and backward", "[referen
 TEST_CASE("avg_pool2d: count_include_pad and ceil_mode divisors like torch", "[reference][pool]") {
   const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
   const Tensor y = Tensor::empty({1, 1, 2, 2});
-  auto a = pool_attr(2, 2, 1, false, true);
+  auto a = pool2d_attr(2, 2, 1, false, true);
   run(INGOT_OP_AVG_POOL2D, {x}, {y}, &a);
   check_values(y, {0.25, 1.25, 2.75, 7}, 0);
-  a = pool_attr(2, 2, 1, false, false);
+  a = pool2d_attr(2, 2, 1, false, false);
   run(INGOT_OP_AVG_POOL2D, {x}, {y}, &a);
   check_values(y, {1, 2.5, 5.5, 7}, 0);
   // ceil_mode windows past the input are not counted, even with count_include_pad
-  a = pool_attr(2, 2, 0, true, true);
+  a = pool2d_attr(2, 2, 0, true, true);
   run(INGOT_OP_AVG_POOL2D, {x}, {y}, &a);
   check_values(y, {3, 4.5, 7.5, 9}, 0);
 
   // backward is the adjoint: <avg(x), gy> = <x, avg_bwd(gy)>
   for (bool include : {true, false}) {
-    a = pool_attr(3, 2, 1, true, include);
+    a = pool2d_attr(3, 2, 1, true, include);
     const Tensor xr = rand64({2, 3, 6, 7}, 9);
     const Tensor yr = Tensor::empty({2, 3, 4, 4}, DType::F64);
     run(INGOT_OP_AVG_POOL2D, {xr}, {yr}, &a);
