@@ -3,6 +3,11 @@
 # Warnings for Ingot's own targets (vendor headers come in as SYSTEM).
 function(ingot_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-missing-field-initializers)
+  # GCC 12 reports -Wrestrict false positives inside std::string concatenation at -O3 (GCC bug
+  # 105651); the warning stays on for other compilers.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+  endif()
   if(INGOT_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -268,6 +268,12 @@ INGOT_GRAD_RULE(batch_norm) {
   return {r.grad_x, r.grad_weight, r.grad_bias, Tensor(), Tensor()};
 }
 
+INGOT_GRAD_RULE(dropout) {
+  const double p = attr_of<ingot_attr_rng>(c).a;
+  if (p >= 1.0) return {zeros_like(c.inputs[0])};
+  return {where(c.outputs[1], go[0] * (1.0 / (1.0 - p)), 0.0)};
+}
+
 #undef INGOT_GRAD_RULE
 
 constexpr GradRule kRules[] = {

@@ -1,6 +1,8 @@
 // Dispatch: descriptors, backend selection, output layout and allocation, execution.
 #include "ingot/runtime/dispatch.h"
 
+#include "autograd/record.h"
+
 #include <fmt/format.h>
 
 #include "ingot/runtime/allocator.h"
@@ -202,6 +204,7 @@ std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const s
     result.emplace_back(std::move(impl));
   }
   execute(*b, op, in, out, attrs);
+  autograd::record_op(op, inputs, result, attrs);
   return result;
 }
 

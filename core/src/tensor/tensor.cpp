@@ -6,6 +6,9 @@
 #include "ingot/ops/op_info.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/registry.h"
+#include "autograd/record.h"
+#include "ingot/ops/creation.h"
+#include "ingot/ops/reduce.h"
 #include "tensor/element.h"
 
 namespace ingot {
@@ -50,6 +53,16 @@ void* Tensor::raw_host_data() const {
   return storage()->data();
 }
 
+namespace {
+/// In-place writes are not recorded: refuse them on tensors the graph may depend on.
+void check_inplace(const Tensor& t, const char* what) {
+  INGOT_CHECK(!GradMode::is_enabled() || !t.requires_grad(),
+              "{}: in-place write into a tensor that requires grad while grad mode is on (autograd does not record "
+              "in-place ops): wrap it in NoGradGuard, or write into a detach()ed tensor",
+              what);
+}
+}  // namespace
+
 Tensor Tensor::make_view(const Shape& shape, const Shape& strides, int64_t offset) const {
   const Tensor base = strided();
   auto impl = std::make_shared<TensorImpl>();
@@ -88,7 +101,7 @@ Shape infer_shape(const Shape& shape, int64_t numel) {
 /// torch's computeStride: strides for viewing (shape, strides) as new_shape, if possible.
 bool view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape, Shape& out) {
   out.resize(new_shape.size());
-  if (shape.numel() == 0) {
+  if (shape.numel() == 0 || shape.size() == 0) {  // empty, or a 0-dim scalar: any strides work
     out = contiguous_strides(new_shape);
     return true;
   }
@@ -123,14 +136,17 @@ Tensor Tensor::view(const Shape& shape) const {
   INGOT_CHECK_SHAPE(view_strides(base.shape(), base.strides(), target, st),
                     "view {} of a tensor of shape {} with strides {} is impossible: use reshape", target.str(),
                     base.shape().str(), base.strides().str());
-  return make_view(target, st, base.offset());
+  return autograd::record_view(*this, make_view(target, st, base.offset()), "ViewBackward",
+                               [in = this->shape()](const Tensor& g) { return g.reshape(in); });
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
   const Shape target = infer_shape(shape, numel());
   const Tensor base = strided();
   Shape st;
-  if (view_strides(base.shape(), base.strides(), target, st)) return make_view(target, st, base.offset());
+  if (view_strides(base.shape(), base.strides(), target, st))
+    return autograd::record_view(*this, make_view(target, st, base.offset()), "ReshapeBackward",
+                                 [in = this->shape()](const Tensor& g) { return g.reshape(in); });
   return base.contiguous().view(target);
 }
 
@@ -147,7 +163,10 @@ Tensor Tensor::permute(const std::vector<int>& order) const {
     sh.push_back(base.shape()[ax]);
     st.push_back(base.strides()[ax]);
   }
-  return make_view(sh, st, base.offset());
+  std::vector<int> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[wrap_axis(order[i], dim(), "permute")] = static_cast<int>(i);
+  return autograd::record_view(*this, make_view(sh, st, base.offset()), "PermuteBackward",
+                               [inverse](const Tensor& g) { return g.permute(inverse); });
 }
 
 Tensor Tensor::transpose(int64_t a, int64_t b) const {
@@ -167,7 +186,12 @@ Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) con
   Shape sh = base.shape(), st = base.strides();
   sh[d] = (e - s + step - 1) / step;
   st[d] = base.strides()[d] * step;
-  return make_view(sh, st, base.offset() + s * base.strides()[d]);
+  return autograd::record_view(*this, make_view(sh, st, base.offset() + s * base.strides()[d]), "SliceBackward",
+                               [in = shape(), d, s, e, step](const Tensor& g) {
+                                 Tensor z = zeros(in, g.dtype(), g.device());
+                                 z.slice(d, s, e, step).copy_(g);
+                                 return z;
+                               });
 }
 
 Tensor Tensor::select(int64_t dim_, int64_t index) const {
@@ -179,7 +203,12 @@ Tensor Tensor::select(int64_t dim_, int64_t index) const {
   const int64_t off = base.offset() + (index < 0 ? index + n : index) * st[d];
   sh.erase(d);
   st.erase(d);
-  return make_view(sh, st, off);
+  return autograd::record_view(*this, make_view(sh, st, off), "SelectBackward",
+                               [in = shape(), d, i = index < 0 ? index + n : index](const Tensor& g) {
+                                 Tensor z = zeros(in, g.dtype(), g.device());
+                                 z.select(d, i).copy_(g);
+                                 return z;
+                               });
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -205,7 +234,8 @@ Tensor Tensor::expand(const Shape& target) const {
       st[i] = 0;
     }
   }
-  return make_view(sh, st, base.offset());
+  return autograd::record_view(*this, make_view(sh, st, base.offset()), "ExpandBackward",
+                               [in = shape()](const Tensor& g) { return sum_to_shape(g, in); });
 }
 
 Tensor Tensor::squeeze(int64_t dim_) const {
@@ -215,7 +245,8 @@ Tensor Tensor::squeeze(int64_t dim_) const {
   Shape sh = base.shape(), st = base.strides();
   sh.erase(d);
   st.erase(d);
-  return make_view(sh, st, base.offset());
+  return autograd::record_view(*this, make_view(sh, st, base.offset()), "SqueezeBackward",
+                               [in = this->shape()](const Tensor& g) { return g.reshape(in); });
 }
 
 Tensor Tensor::unsqueeze(int64_t dim_) const {
@@ -225,7 +256,8 @@ Tensor Tensor::unsqueeze(int64_t dim_) const {
   const int64_t stride = d < dim() ? st[d] * sh[d] : 1;
   sh.insert(d, 1);
   st.insert(d, stride);
-  return make_view(sh, st, base.offset());
+  return autograd::record_view(*this, make_view(sh, st, base.offset()), "UnsqueezeBackward",
+                               [in = this->shape()](const Tensor& g) { return g.reshape(in); });
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
@@ -263,8 +295,11 @@ Tensor Tensor::contiguous() const {
 
 Tensor Tensor::clone() const {
   Tensor out = empty(shape(), dtype(), device());
-  out.copy_(*this);
-  return out;
+  {
+    NoGradGuard no_grad;  // the copy is recorded below as one node
+    out.copy_(*this);
+  }
+  return autograd::record_view(*this, out, "CloneBackward", [](const Tensor& g) { return g; });
 }
 
 Tensor Tensor::to(DType dt) const {
@@ -287,10 +322,14 @@ Tensor Tensor::to(Device dev) const {
                                   static_cast<int32_t>(device().kind), static_cast<size_t>(src.numel() * dtype_size(dtype())),
                                   &exec_context()),
                  fmt::format("copy {} -> {}", device().str(), dev.str()));
-  return dst;
+  return autograd::record_view(*this, dst, "ToDeviceBackward", [src = device()](const Tensor& g) { return g.to(src); });
 }
 
 void Tensor::copy_(const Tensor& src) const {
+  check_inplace(*this, "copy_");
+  INGOT_CHECK(!GradMode::is_enabled() || !src.requires_grad(),
+              "copy_: the source requires grad and an in-place copy would drop its gradient: use clone() or an op, "
+              "or copy under NoGradGuard");
   Tensor s = src.device() == device() ? src : src.to(device());
   s = s.to(dtype());
   if (!(s.shape() == shape())) s = s.expand(shape());
@@ -298,6 +337,7 @@ void Tensor::copy_(const Tensor& src) const {
 }
 
 void Tensor::fill_(double value) const {
+  check_inplace(*this, "fill_");
   auto attr = make_attr<ingot_attr_scalar>();
   attr.value = value;
   run_op_into(INGOT_OP_FILL, {}, {*this}, &attr);

@@ -246,10 +246,20 @@ std::vector<Case> copy_cases() {
   };
 }
 
+std::vector<Case> random_cases() {
+  auto a = make_attr<ingot_attr_rng>();
+  a.seed = 7;
+  a.offset = 3;
+  a.a = 0.4;  // drop probability; the fixed (seed, offset) keeps the mask equal across calls
+  const Shape x{3, 5};
+  return {Case{"dropout", INGOT_OP_DROPOUT, {rnd(x)}, {OutputSpec{x, DType::F64}, OutputSpec{x, DType::Bool}}, attr(a)}};
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> all;
   for (auto part :
-       {elementwise_cases, reduce_cases, linalg_cases, pool_cases, indexing_cases, norm_cases, copy_cases}) {
+       {elementwise_cases, reduce_cases, linalg_cases, pool_cases, indexing_cases, norm_cases, copy_cases,
+        random_cases}) {
     for (Case& c : part()) all.push_back(std::move(c));
   }
   return all;

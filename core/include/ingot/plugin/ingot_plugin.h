@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 1
-#define INGOT_ABI_MINOR 0
+#define INGOT_ABI_MINOR 1
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -171,7 +171,8 @@ typedef struct ingot_attr_batch_norm {
   double eps;
   double momentum;
 } ingot_attr_batch_norm;
-/* torch.optim.SGD semantics; first_step: momentum buffers are initialised to the gradient */
+/* torch.optim.SGD semantics; first_step: momentum buffers are initialised to the gradient.
+ * With momentum 0 the buffers are never read and core passes 0-size placeholders. */
 typedef struct ingot_attr_sgd {
   INGOT_ATTR_HEAD;
   double lr;
@@ -181,6 +182,19 @@ typedef struct ingot_attr_sgd {
   int32_t nesterov;
   int32_t first_step;
 } ingot_attr_sgd;
+/* torch.optim.Adam (decoupled = 0) / AdamW (decoupled = 1); step is the 1-based number of
+ * this update (bias corrections 1 - beta^step). Appended in ABI 1.1. */
+typedef struct ingot_attr_adam {
+  INGOT_ATTR_HEAD;
+  double lr;
+  double beta1;
+  double beta2;
+  double eps;
+  double weight_decay;
+  int64_t step;
+  int32_t decoupled;
+  int32_t amsgrad;
+} ingot_attr_adam;
 /* Philox draws: element i uses counter offset + i/4, lane i%4, key seed.
  * UNIFORM: [a, b); BERNOULLI: 1 with probability a; NORMAL: mean a, std b. */
 typedef struct ingot_attr_rng {

@@ -16,6 +16,11 @@
 
 namespace ingot {
 
+namespace autograd {
+class Node;
+struct AutogradMeta;
+}  // namespace autograd
+
 /// Maps a C++ element type to its DType.
 template <class T> struct DTypeOf;
 template <> struct DTypeOf<float> { static constexpr DType value = DType::F32; };
@@ -36,6 +41,7 @@ struct TensorImpl {
   Shape strides;       ///< in elements; meaningless for an opaque layout
   int64_t offset = 0;  ///< in elements
   std::shared_ptr<OpaqueLayout> layout;  ///< null = strided
+  std::shared_ptr<autograd::AutogradMeta> autograd;  ///< null = no grad, a leaf
 };
 
 /// A handle to a tensor; copies share data (like torch.Tensor). Views share storage.
@@ -67,6 +73,9 @@ class Tensor {
   const std::shared_ptr<OpaqueLayout>& layout() const { return impl().layout; }
   TensorImpl& impl() const;
   bool same_tensor(const Tensor& o) const { return impl_ == o.impl_; }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  /// Handles sharing this tensor's impl (1 = this handle only).
+  long use_count() const noexcept { return impl_.use_count(); }
 
   // ---- views (share storage; an opaque tensor is first reordered to strided) ----
   Tensor view(const Shape& shape) const;        ///< needs compatible strides
@@ -99,6 +108,25 @@ class Tensor {
   std::vector<T> to_vector() const;
   /// Value of a one-element tensor as double.
   double item() const;
+
+  // ---- autograd (core/src/autograd/tensor_autograd.cpp; torch's semantics) ----
+  bool requires_grad() const;
+  /// Marks a leaf as a parameter to differentiate; an error on a non-leaf. Returns *this.
+  const Tensor& set_requires_grad(bool on = true) const;
+  /// The accumulated gradient (undefined until a backward pass reaches this tensor).
+  Tensor grad() const;
+  /// Replaces the gradient; an undefined tensor clears it (optimizer.zero_grad).
+  void set_grad(const Tensor& g) const;
+  /// True for tensors not produced by a recorded op (parameters, inputs).
+  bool is_leaf() const;
+  /// The node that produced this tensor; null for a leaf.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  /// Keeps .grad on a non-leaf after backward.
+  void retain_grad() const;
+  /// Backpropagates from this tensor; `gradient` may be omitted for a one-element tensor.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  /// Same data, no graph, requires_grad false.
+  Tensor detach() const;
 
   std::string str() const;
   friend std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }

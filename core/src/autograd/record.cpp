@@ -1,0 +1,79 @@
+// Recording ops and views into the autograd graph, and the per-tensor metadata they use.
+#include "record.h"
+
+#include <atomic>
+
+#include "nodes.h"
+
+namespace ingot::autograd {
+
+uint64_t Node::next_sequence_nr() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed);
+}
+
+AutogradMeta& meta_of(const Tensor& t) {
+  TensorImpl& impl = t.impl();
+  if (impl.autograd == nullptr) impl.autograd = std::make_shared<AutogradMeta>();
+  return *impl.autograd;
+}
+
+Tensor saved_alias(const Tensor& t) {
+  if (!t.defined()) return t;
+  auto impl = std::make_shared<TensorImpl>(t.impl());
+  impl->autograd.reset();
+  return Tensor(std::move(impl));
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!needs_grad(t)) return {};
+  AutogradMeta& m = meta_of(t);
+  if (m.grad_fn != nullptr) return {m.grad_fn, m.output_nr};
+  std::shared_ptr<Node> acc = m.grad_accumulator.lock();
+  if (acc == nullptr) {
+    // The accumulator holds the leaf; the leaf holds the accumulator only weakly.
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    m.grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+namespace {
+
+/// Marks `out` as output `index` of `node`.
+void set_history(const Tensor& out, const std::shared_ptr<Node>& node, int index) {
+  if (!out.defined() || !is_floating(out.dtype())) return;
+  AutogradMeta& m = meta_of(out);
+  m.requires_grad = true;
+  m.grad_fn = node;
+  m.output_nr = index;
+}
+
+}  // namespace
+
+void record_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, const void* attrs) {
+  if (!GradMode::is_enabled() || !op_info(op).differentiable) return;
+  bool any = false;
+  for (const Tensor& t : inputs) any = any || needs_grad(t);
+  if (!any) return;
+  std::vector<Tensor> saved_in, saved_out;
+  saved_in.reserve(inputs.size());
+  saved_out.reserve(outputs.size());
+  for (const Tensor& t : inputs) saved_in.push_back(saved_alias(t));
+  for (const Tensor& t : outputs) saved_out.push_back(saved_alias(t));
+  auto node = std::make_shared<OpNode>(op, std::move(saved_in), std::move(saved_out), attrs);
+  node->next_edges().reserve(inputs.size());
+  for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
+  for (size_t i = 0; i < outputs.size(); ++i) set_history(outputs[i], node, static_cast<int>(i));
+}
+
+void record_view_node(const Tensor& input, const Tensor& output, const char* name, ViewBackward backward) {
+  auto node = std::make_shared<ViewNode>(name, std::move(backward));
+  node->next_edges().push_back(gradient_edge(input));
+  AutogradMeta& m = meta_of(output);
+  m.requires_grad = true;
+  m.grad_fn = node;
+  m.output_nr = 0;
+}
+
+}  // namespace ingot::autograd
