@@ -14,7 +14,7 @@ constexpr size_t kPlanCacheCapacity = 1024;
 
 const OpFamily* const kFamilies[] = {&matmul_family(),    &conv_family(),    &pool_family(),       &eltwise_family(),
                                      &binary_family(),    &softmax_family(), &batch_norm_family(), &layer_norm_family(),
-                                     &reduction_family(), &reorder_family()};
+                                     &reduction_family(), &reorder_family(),     &optim_family(),      &select_family()};
 }  // namespace
 
 OnednnBackend::OnednnBackend() : cache_(kPlanCacheCapacity), threads_(omp_get_max_threads()) {

@@ -107,5 +107,7 @@ CaseList order_cases(OpKind op);         // cases_shape.cpp: sort, topk
 CaseList creation_cases(OpKind op);      // cases_create.cpp: arange, fill, copy, cast, rng
 CaseList norm_cases(OpKind op);          // cases_norm.cpp: layer_norm, batch_norm and backward
 CaseList multi_tensor_cases(OpKind op);  // cases_norm.cpp: global_norm, sgd_update
+CaseList optim_cases(OpKind op);         // cases_optim.cpp: adam_update
+CaseList dropout_cases(OpKind op);       // cases_dropout.cpp
 
 }  // namespace ingot::conformance

@@ -97,6 +97,10 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_GLOBAL_NORM:
     case INGOT_OP_SGD_UPDATE:
       return &multi_tensor_cases;
+    case INGOT_OP_DROPOUT:
+      return &dropout_cases;
+    case INGOT_OP_ADAM_UPDATE:
+      return &optim_cases;
     case INGOT_OP_COUNT:
       return nullptr;
   }

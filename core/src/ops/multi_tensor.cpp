@@ -1,4 +1,5 @@
-// Multi-tensor ops: argument checks, then one GLOBAL_NORM or SGD_UPDATE call for the whole list.
+// Multi-tensor ops: argument checks, then one GLOBAL_NORM, SGD_UPDATE or ADAM_UPDATE call for the
+// whole list.
 #include "ingot/ops/multi_tensor.h"
 
 #include "ingot/ops/creation.h"
@@ -25,6 +26,9 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
   if (params.empty()) return;
   std::vector<Tensor> inputs;
   inputs.reserve(3 * params.size());
+  // Without momentum the buffer is never read: one 0-size placeholder keeps the op's triples.
+  const Tensor no_buf =
+      bufs.empty() ? Tensor::empty(Shape{0}, params.front().dtype(), params.front().device()) : Tensor();
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     detail::check_defined(p, "sgd_update", "param");
@@ -32,10 +36,9 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
     detail::check_op_dtype(INGOT_OP_SGD_UPDATE, p.dtype(), "param");
     INGOT_CHECK_SHAPE(grads[i].shape() == p.shape(), "sgd_update: param {} has grad {}", p.shape().str(),
                       grads[i].shape().str());
-    // Without momentum the buffer is never read; a zero tensor keeps the op's fixed triples.
-    const Tensor buf = bufs.empty() ? zeros_like(p) : bufs[i];
-    INGOT_CHECK_SHAPE(buf.shape() == p.shape(), "sgd_update: param {} has momentum buffer {}", p.shape().str(),
-                      buf.shape().str());
+    const Tensor& buf = bufs.empty() ? no_buf : bufs[i];
+    INGOT_CHECK_SHAPE(bufs.empty() || buf.shape() == p.shape(), "sgd_update: param {} has momentum buffer {}",
+                      p.shape().str(), buf.shape().str());
     inputs.push_back(p);
     inputs.push_back(grads[i].to(p.dtype()));
     inputs.push_back(buf);
@@ -48,6 +51,50 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
   attr.nesterov = options.nesterov;
   attr.first_step = options.first_step;
   run_op_into(INGOT_OP_SGD_UPDATE, inputs, {}, &attr);
+}
+
+void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                 const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                 const std::vector<Tensor>& max_exp_avg_sqs, const AdamUpdateOptions& options) {
+  const size_t n = params.size();
+  INGOT_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n,
+              "adam_update: {} params but {} grads, {} exp_avgs and {} exp_avg_sqs", n, grads.size(), exp_avgs.size(),
+              exp_avg_sqs.size());
+  INGOT_CHECK(max_exp_avg_sqs.size() == (options.amsgrad ? n : 0),
+              "adam_update: {} params but {} max_exp_avg_sqs (amsgrad {})", n, max_exp_avg_sqs.size(), options.amsgrad);
+  INGOT_CHECK(options.step >= 1, "adam_update: step is {}, expected the 1-based number of this update", options.step);
+  if (n == 0) return;
+  const int per = options.amsgrad ? 5 : 4;
+  std::vector<Tensor> inputs;
+  inputs.reserve(per * n);
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& p = params[i];
+    detail::check_defined(p, "adam_update", "param");
+    detail::check_defined(grads[i], "adam_update", "grad");
+    detail::check_op_dtype(INGOT_OP_ADAM_UPDATE, p.dtype(), "param");
+    inputs.push_back(p);
+    inputs.push_back(grads[i].to(p.dtype()));
+    inputs.push_back(exp_avgs[i]);
+    inputs.push_back(exp_avg_sqs[i]);
+    if (options.amsgrad) inputs.push_back(max_exp_avg_sqs[i]);
+    static const char* const kNames[] = {"param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+    for (int j = 1; j < per; ++j) {
+      const Tensor& t = inputs[inputs.size() - per + j];
+      detail::check_defined(t, "adam_update", kNames[j]);
+      INGOT_CHECK_SHAPE(t.shape() == p.shape(), "adam_update: param {} has {} {}", p.shape().str(), kNames[j],
+                        t.shape().str());
+    }
+  }
+  auto attr = make_attr<ingot_attr_adam>();
+  attr.lr = options.lr;
+  attr.beta1 = options.beta1;
+  attr.beta2 = options.beta2;
+  attr.eps = options.eps;
+  attr.weight_decay = options.weight_decay;
+  attr.step = options.step;
+  attr.decoupled = options.decoupled;
+  attr.amsgrad = options.amsgrad;
+  run_op_into(INGOT_OP_ADAM_UPDATE, inputs, {}, &attr);
 }
 
 }  // namespace ingot

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ingot/ops/creation.h"
+#include "ingot/ops/dropout.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/indexing.h"
 #include "ingot/ops/linalg.h"

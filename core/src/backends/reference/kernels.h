@@ -53,8 +53,11 @@ void run_batch_norm_bwd(const sdk::OpCall& c);
 // optim.cpp
 void run_global_norm(const sdk::OpCall& c);
 void run_sgd_update(const sdk::OpCall& c);
+void run_adam_update(const sdk::OpCall& c);
 // random.cpp: UNIFORM BERNOULLI NORMAL
 void run_random(const sdk::OpCall& c);
+// dropout.cpp
+void run_dropout(const sdk::OpCall& c);
 
 // Helpers other families reuse.
 /// The fused post-op of MATMUL and CONV2D (INGOT_ACT_*), in double (matmul.cpp).

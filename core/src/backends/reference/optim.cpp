@@ -1,6 +1,8 @@
 // Multi-tensor optimizer ops: GLOBAL_NORM (sqrt of the sum of squares over every input, in
-// double, written as one value) and SGD_UPDATE over (param, grad, momentum_buf) triples with
-// torch.optim.SGD's semantics, updating params and buffers in place.
+// double, written as one value), SGD_UPDATE over (param, grad, momentum_buf) triples and
+// ADAM_UPDATE over (param, grad, exp_avg, exp_avg_sq[, max_exp_avg_sq]) with torch.optim's
+// semantics, updating params and state in place.
+#include <algorithm>
 #include <cmath>
 
 #include "backends/reference/check.h"
@@ -59,6 +61,59 @@ void run_sgd_update(const sdk::OpCall& c) {
         d = a.nesterov ? d + a.momentum * m : m;
       }
       store_as<double>(p, param.dtype, it[ip], w - a.lr * d);
+    }
+  }
+}
+
+void run_adam_update(const sdk::OpCall& c) {
+  const auto& a = sdk::attr<ingot_attr_adam>(c.attrs);
+  const int per = a.amsgrad ? 5 : 4;
+  if (c.n_in % per != 0 || c.n_out != 0) {
+    fail(
+        "adam_update: expects groups of {} inputs (param, grad, exp_avg, exp_avg_sq{}) and no outputs, got {} "
+        "inputs and {} outputs",
+        per, a.amsgrad ? ", max_exp_avg_sq" : "", c.n_in, c.n_out);
+  }
+  if (a.step < 1) fail("adam_update: step is {}, expected the 1-based number of this update", a.step);
+  const double step = static_cast<double>(a.step);
+  const double bias1 = 1.0 - std::pow(a.beta1, step);
+  const double bias2_sqrt = std::sqrt(1.0 - std::pow(a.beta2, step));
+  const double step_size = a.lr / bias1;
+  for (int k = 0; k < c.n_in; k += per) {
+    const ingot_tensor_desc& param = c.in[k];
+    static const char* const kNames[] = {"param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+    for (int j = 1; j < per; ++j) expect_same_shape(c, param, c.in[k + j], "param", kNames[j]);
+    NdIter it(param);
+    int idx[5];
+    void* ptr[5];
+    for (int j = 0; j < per; ++j) {
+      idx[j] = it.add(c.in[k + j].strides);
+      ptr[j] = sdk::data_ptr(c.in[k + j]);
+    }
+    const int32_t dt[5] = {param.dtype, c.in[k + 1].dtype, c.in[k + 2].dtype, c.in[k + 3].dtype,
+                           per == 5 ? c.in[k + 4].dtype : param.dtype};
+    // torch's order: each in-place tensor op rounds to the storage dtype; the reloads below keep
+    // that rounding so that f32 trajectories follow torch's.
+    for (; !it.done(); it.next()) {
+      double w = load_as<double>(ptr[0], dt[0], it[idx[0]]);
+      double g = load_as<double>(ptr[1], dt[1], it[idx[1]]);
+      if (a.decoupled) {
+        w *= 1.0 - a.lr * a.weight_decay;
+      } else {
+        g += a.weight_decay * w;
+      }
+      const double m = a.beta1 * load_as<double>(ptr[2], dt[2], it[idx[2]]) + (1.0 - a.beta1) * g;
+      const double v = a.beta2 * load_as<double>(ptr[3], dt[3], it[idx[3]]) + (1.0 - a.beta2) * g * g;
+      store_as<double>(ptr[2], dt[2], it[idx[2]], m);
+      store_as<double>(ptr[3], dt[3], it[idx[3]], v);
+      const double m_r = load_as<double>(ptr[2], dt[2], it[idx[2]]);
+      double v_r = load_as<double>(ptr[3], dt[3], it[idx[3]]);
+      if (per == 5) {
+        v_r = std::max(v_r, load_as<double>(ptr[4], dt[4], it[idx[4]]));
+        store_as<double>(ptr[4], dt[4], it[idx[4]], v_r);
+      }
+      const double denom = std::sqrt(v_r) / bias2_sqrt + a.eps;
+      store_as<double>(ptr[0], dt[0], it[idx[0]], w - step_size * m_r / denom);
     }
   }
 }

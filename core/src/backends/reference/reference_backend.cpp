@@ -80,10 +80,14 @@ Kernel kernel_for(int32_t op) {
       return &run_global_norm;
     case INGOT_OP_SGD_UPDATE:
       return &run_sgd_update;
+    case INGOT_OP_ADAM_UPDATE:
+      return &run_adam_update;
     case INGOT_OP_UNIFORM:
     case INGOT_OP_BERNOULLI:
     case INGOT_OP_NORMAL:
       return &run_random;
+    case INGOT_OP_DROPOUT:
+      return &run_dropout;
     default:
       return nullptr;
   }

@@ -1,0 +1,140 @@
+// Optimizer family: the fused SGD_UPDATE and ADAM_UPDATE ops as OpenMP-parallel, vectorisable f32
+// loops over dense tensors (oneDNN has no optimizer primitive; the loops are memory bound).
+#include <omp.h>
+
+#include <cmath>
+
+#include "op_families.h"
+
+namespace ingot::onednn {
+namespace {
+
+bool handles(int32_t op) { return op == INGOT_OP_SGD_UPDATE || op == INGOT_OP_ADAM_UPDATE; }
+
+// A dense host f32 tensor of `param`'s shape (0-size ones are fine: nothing to do).
+bool dense_like(const ingot_tensor_desc& t, const ingot_tensor_desc& param) {
+  if (t.device_kind != INGOT_DEVICE_CPU || t.dtype != INGOT_F32 || t.ndim != param.ndim || !sdk::is_contiguous(t))
+    return false;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] != param.shape[d]) return false;
+  }
+  return true;
+}
+
+template <class A>
+const A* attr_of(const sdk::OpCall& c) {
+  const auto* a = static_cast<const A*>(c.attrs);
+  return a != nullptr && a->struct_size >= sizeof(A) ? a : nullptr;
+}
+
+// Tensors per parameter; 0 when the attributes are missing.
+int group_size(const sdk::OpCall& c) {
+  if (c.op == INGOT_OP_SGD_UPDATE) return attr_of<ingot_attr_sgd>(c) != nullptr ? 3 : 0;
+  const auto* a = attr_of<ingot_attr_adam>(c);
+  if (a == nullptr || a->step < 1) return 0;
+  return a->amsgrad ? 5 : 4;
+}
+
+bool supports(OnednnBackend&, const sdk::OpCall& c) {
+  const int per = group_size(c);
+  if (per == 0 || c.n_out != 0 || c.n_in % per != 0) return false;
+  const bool sgd_without_buf = c.op == INGOT_OP_SGD_UPDATE && attr_of<ingot_attr_sgd>(c)->momentum == 0.0;
+  for (int k = 0; k < c.n_in; k += per) {
+    for (int j = 0; j < per; ++j) {
+      if (sgd_without_buf && j == 2) continue;  // never read
+      if (!dense_like(c.in[k + j], c.in[k])) return false;
+    }
+  }
+  return true;
+}
+
+// Small tensors run on the calling thread: a fork/join costs more than the work.
+bool parallel(int64_t n) { return n >= Exec::kSerialGrain && omp_get_max_threads() > 1; }
+
+void sgd(const ingot_attr_sgd& a, int64_t n, float* p, const float* g, float* buf) {
+  const auto lr = static_cast<float>(a.lr), wd = static_cast<float>(a.weight_decay);
+  const auto mom = static_cast<float>(a.momentum), damp = static_cast<float>(1.0 - a.dampening);
+  if (a.momentum == 0.0) {
+#pragma omp parallel for simd if (parallel(n))
+    for (int64_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + wd * p[i]);
+    return;
+  }
+  const bool first = a.first_step != 0, nesterov = a.nesterov != 0;
+#pragma omp parallel for simd if (parallel(n))
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = g[i] + wd * p[i];
+    const float m = first ? d : mom * buf[i] + damp * d;
+    buf[i] = m;
+    p[i] -= lr * (nesterov ? d + mom * m : m);
+  }
+}
+
+// One Adam/AdamW pass; constants in f32, the loop branch-free so that it vectorises.
+struct AdamConsts {
+  float step_size, inv_bias2_sqrt, b1, b2, c1, c2, eps, wd, shrink;
+};
+
+template <bool kAmsgrad>
+void adam_loop(const AdamConsts& k, int64_t n, float* p, const float* g, float* m, float* v, float* vmax) {
+#pragma omp parallel for simd if (parallel(n))
+  for (int64_t i = 0; i < n; ++i) {
+    const float w = p[i] * k.shrink;
+    const float gi = g[i] + k.wd * p[i];
+    const float mi = k.b1 * m[i] + k.c1 * gi;
+    float vi = k.b2 * v[i] + k.c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    if constexpr (kAmsgrad) {
+      const float old = vmax[i];  // a value, not std::max's reference: keeps the loop branch-free
+      vi = old > vi ? old : vi;
+      vmax[i] = vi;
+    }
+    p[i] = w - k.step_size * mi / (std::sqrt(vi) * k.inv_bias2_sqrt + k.eps);
+  }
+}
+
+void adam(const ingot_attr_adam& a, int64_t n, float* p, const float* g, float* m, float* v, float* vmax) {
+  const double step = static_cast<double>(a.step);
+  AdamConsts k;
+  k.step_size = static_cast<float>(a.lr / (1.0 - std::pow(a.beta1, step)));
+  k.inv_bias2_sqrt = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(a.beta2, step)));
+  k.b1 = static_cast<float>(a.beta1), k.b2 = static_cast<float>(a.beta2);
+  k.c1 = static_cast<float>(1.0 - a.beta1), k.c2 = static_cast<float>(1.0 - a.beta2);
+  k.eps = static_cast<float>(a.eps);
+  // Adam adds weight_decay * param to the gradient; AdamW scales the param first (decoupled).
+  k.wd = static_cast<float>(a.decoupled ? 0.0 : a.weight_decay);
+  k.shrink = static_cast<float>(a.decoupled ? 1.0 - a.lr * a.weight_decay : 1.0);
+  if (vmax != nullptr) {
+    adam_loop<true>(k, n, p, g, m, v, vmax);
+  } else {
+    adam_loop<false>(k, n, p, g, m, v, nullptr);
+  }
+}
+
+void execute(const sdk::OpCall& c, Exec& ex) {
+  if (!supports(ex.backend(), c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn optim: unsupported call");
+  ex.backend().note_impl(c.op, "cpu_onednn:omp_simd");
+  const int per = group_size(c);
+  for (int k = 0; k < c.n_in; k += per) {
+    const int64_t n = sdk::numel(c.in[k]);
+    if (n == 0) continue;
+    auto* p = sdk::data_ptr<float>(c.in[k]);
+    const auto* g = sdk::data_ptr<const float>(c.in[k + 1]);
+    if (c.op == INGOT_OP_SGD_UPDATE) {
+      const auto& a = *attr_of<ingot_attr_sgd>(c);
+      sgd(a, n, p, g, a.momentum == 0.0 ? nullptr : sdk::data_ptr<float>(c.in[k + 2]));
+    } else {
+      adam(*attr_of<ingot_attr_adam>(c), n, p, g, sdk::data_ptr<float>(c.in[k + 2]), sdk::data_ptr<float>(c.in[k + 3]),
+           per == 5 ? sdk::data_ptr<float>(c.in[k + 4]) : nullptr);
+    }
+  }
+}
+
+}  // namespace
+
+const OpFamily& optim_family() {
+  static const OpFamily f{&handles, &supports, &execute, nullptr};
+  return f;
+}
+
+}  // namespace ingot::onednn

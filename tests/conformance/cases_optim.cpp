@@ -1,0 +1,74 @@
+// Fused optimizer update cases (ADAM_UPDATE): Adam and AdamW, with and without weight decay and
+// amsgrad, first and later steps; params and every moment are compared after the in-place update.
+#include <string>
+
+#include "op_case.h"
+
+namespace ingot::conformance {
+
+namespace {
+
+struct Adam {
+  double weight_decay;
+  int64_t step;
+  bool decoupled, amsgrad;
+};
+
+std::string adam_note(const Adam& s, const std::string& shapes) {
+  return std::string(s.decoupled ? "adamw" : "adam") + ", wd " + std::to_string(s.weight_decay) + ", step " +
+         std::to_string(s.step) + (s.amsgrad ? ", amsgrad" : "") + ", " + shapes;
+}
+
+void adam_update(OpKind op, DType dt, CaseList& cases) {
+  const std::vector<Adam> adams = {{0.0, 1, false, false},
+                                   {1e-2, 7, false, false},
+                                   {1e-2, 1, true, false},
+                                   {0.1, 12, true, true},
+                                   {0.0, 3, false, true}};
+  struct Params {
+    std::vector<Shape> shapes;
+    Layout layout;
+    std::string note;
+  };
+  const std::vector<Params> sets = {{{{17}, {3, 5}, {}}, Layout::Contiguous, "17, [3,5], 0-dim"},
+                                    {{{1003}, {1, 33}, {0}}, Layout::Contiguous, "1003, [1,33], 0-size"},
+                                    {{{4, 6}}, Layout::Transposed, "transposed view"},
+                                    {{{40000}}, Layout::Contiguous, "40000 (threaded)"}};
+  for (size_t k = 0; k < adams.size(); ++k) {
+    const Adam& s = adams[k];
+    // every configuration on the small sets; the long one once (it is there for the threaded path)
+    for (size_t j = 0; j < sets.size(); ++j) {
+      if (j == 3 && k != 3) continue;
+      OpCase c = new_case(op, adam_note(s, sets[j].note));
+      const int per = s.amsgrad ? 5 : 4;
+      int i = 0;
+      for (const Shape& shape : sets[j].shapes) {
+        c.inputs.push_back(make_input(shape, dt, next_seed(op), sets[j].layout));             // param
+        c.inputs.push_back(make_input(shape, dt, next_seed(op), sets[j].layout));             // grad
+        c.inputs.push_back(make_input(shape, dt, next_seed(op), sets[j].layout, -0.5, 0.5));  // exp_avg
+        // second moments are non-negative (square roots); max >= exp_avg_sq is not required
+        c.inputs.push_back(make_input(shape, dt, next_seed(op), sets[j].layout, 0.01, 1.0));
+        if (s.amsgrad) c.inputs.push_back(make_input(shape, dt, next_seed(op), sets[j].layout, 0.01, 1.0));
+        for (int m = 0; m < per; ++m) {
+          if (m != 1) c.mutated_inputs.push_back(i * per + m);
+        }
+        ++i;
+      }
+      auto a = make_attr<ingot_attr_adam>();
+      a.lr = 1e-2, a.beta1 = 0.9, a.beta2 = 0.999, a.eps = 1e-8, a.weight_decay = s.weight_decay;
+      a.step = s.step, a.decoupled = s.decoupled, a.amsgrad = s.amsgrad;
+      c.set_attr(a);
+      cases.push_back(std::move(c));
+    }
+  }
+}
+
+}  // namespace
+
+CaseList optim_cases(OpKind op) {
+  CaseList cases;
+  for (DType dt : table_dtypes(op)) adam_update(op, dt, cases);
+  return cases;
+}
+
+}  // namespace ingot::conformance
