@@ -1,0 +1,61 @@
+// The `data:` section of a pipeline config: its schema, its parsed and resolved form, and the
+// factory that builds the train and test loaders from it.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ingot/config/schema.h"
+#include "ingot/data/augment.h"
+#include "ingot/data/data_loader.h"
+#include "ingot/data/dataset.h"
+#include "ingot/data/synthetic.h"
+
+namespace ingot::data {
+
+/// Everything `data:` can say, with its defaults (see data_schema() for the YAML keys).
+struct DataConfig {
+  std::string dataset = "fashion_mnist";  ///< fashion_mnist | synthetic
+  std::string path;                       ///< fashion_mnist folder; "" = kFashionMnistDir
+  int64_t batch_size = 64;
+  int64_t eval_batch_size = 256;
+  int workers = 2;
+  int prefetch = 2;             ///< batches per worker
+  bool shuffle = true;          ///< the training loader's; evaluation never shuffles
+  bool drop_last = false;       ///< the training loader's; evaluation keeps every sample
+  Normalize normalize{{}, {}};  ///< empty mean/std = the dataset's defaults
+  Augment augment;              ///< training only
+  SyntheticSpec synthetic;
+  int64_t synthetic_test_size = 256;
+};
+
+/// Keys of `data:`:
+///   dataset: fashion_mnist | synthetic     path: folder of the IDX files
+///   batch_size, eval_batch_size, workers (0 = load on the training thread), prefetch,
+///   shuffle, drop_last: bool
+///   normalize: {mean: number or list, std: number or list}
+///   augment: {random_crop: {padding: int}, hflip: bool}
+///   synthetic: {size, test_size, channels, height, width, classes}
+config::Schema data_schema();
+
+/// Reads a validated `data:` node (an undefined node gives the defaults). Throws ConfigError
+/// for what the schema cannot express (normalize values that are not numbers, std <= 0).
+/// `file` names the config in messages.
+DataConfig parse_data_config(const YAML::Node& node, const std::string& file = "<config>");
+
+/// The resolved section, every default filled in, for config.resolved.yaml.
+YAML::Node data_config_yaml(const DataConfig& config);
+
+/// The train loader (shuffled, augmented as configured) and the test loader (in order, no
+/// augmentation), sharing nothing but the config. `seed` keys shuffles, augmentations and the
+/// synthetic data.
+struct DataLoaders {
+  std::unique_ptr<DataLoader> train;
+  std::unique_ptr<DataLoader> test;
+};
+DataLoaders make_data_loaders(const DataConfig& config, uint64_t seed);
+
+}  // namespace ingot::data

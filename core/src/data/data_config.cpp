@@ -1,0 +1,183 @@
+// The `data:` section: schema, parsing with defaults, resolved YAML, and the loader factory.
+#include "ingot/data/data_config.h"
+
+#include "ingot/data/fashion_mnist.h"
+
+namespace ingot::data {
+namespace {
+
+std::vector<float> parse_values(const YAML::Node& node, const std::string& file, const std::string& key) {
+  const auto bad = [&] {
+    return ConfigError(fmt::format("{}: '{}' must be a number or a list of numbers (one per channel), got {}",
+                                   config::where(file, node), key,
+                                   node.IsScalar() ? config::quote_value(node.Scalar()) : std::string("a map")));
+  };
+  std::vector<float> out;
+  try {
+    if (node.IsScalar()) {
+      out.push_back(node.as<float>());
+    } else if (node.IsSequence() && node.size() > 0) {
+      for (const auto& v : node) out.push_back(v.as<float>());
+    } else {
+      throw bad();
+    }
+  } catch (const YAML::Exception&) {
+    throw bad();
+  }
+  return out;
+}
+
+template <class T>
+void read_if(const YAML::Node& node, const char* key, T& value) {
+  if (node && node.IsMap() && node[key]) value = node[key].as<T>();
+}
+
+}  // namespace
+
+config::Schema data_schema() {
+  config::Schema crop;
+  crop.integer("padding", 0, 256);
+  config::Schema augment;
+  augment.section("random_crop", std::move(crop)).boolean("hflip");
+  config::Schema normalize;
+  normalize.any("mean").any("std");  // a number or a list: checked by parse_data_config
+  config::Schema synthetic;
+  synthetic.integer("size", 1, 1 << 30)
+      .integer("test_size", 1, 1 << 30)
+      .integer("channels", 1, 64)
+      .integer("height", 1, 4096)
+      .integer("width", 1, 4096)
+      .integer("classes", 1, 1 << 20);
+  config::Schema data;
+  data.string("dataset", false, {"fashion_mnist", "synthetic"})
+      .string("path")
+      .integer("batch_size", 1, 1 << 20)
+      .integer("eval_batch_size", 1, 1 << 20)
+      .integer("workers", 0, 64)
+      .integer("prefetch", 1, 64)
+      .boolean("shuffle")
+      .boolean("drop_last")
+      .section("normalize", std::move(normalize))
+      .section("augment", std::move(augment))
+      .section("synthetic", std::move(synthetic));
+  return data;
+}
+
+DataConfig parse_data_config(const YAML::Node& node, const std::string& file) {
+  DataConfig c;
+  if (!node || node.IsNull()) return c;
+  read_if(node, "dataset", c.dataset);
+  read_if(node, "path", c.path);
+  read_if(node, "batch_size", c.batch_size);
+  read_if(node, "eval_batch_size", c.eval_batch_size);
+  read_if(node, "workers", c.workers);
+  read_if(node, "prefetch", c.prefetch);
+  read_if(node, "shuffle", c.shuffle);
+  read_if(node, "drop_last", c.drop_last);
+  if (const YAML::Node norm = node["normalize"]) {
+    c.normalize.mean.clear();
+    c.normalize.std.clear();
+    if (norm["mean"]) c.normalize.mean = parse_values(norm["mean"], file, "data.normalize.mean");
+    if (norm["std"]) c.normalize.std = parse_values(norm["std"], file, "data.normalize.std");
+    for (float s : c.normalize.std) {
+      if (!(s > 0.0f)) {
+        throw ConfigError(
+            fmt::format("{}: 'data.normalize.std' must be > 0, got {}", config::where(file, norm["std"]), s));
+      }
+    }
+  }
+  if (const YAML::Node aug = node["augment"]) {
+    if (aug["random_crop"]) read_if(aug["random_crop"], "padding", c.augment.crop_padding);
+    read_if(aug, "hflip", c.augment.hflip);
+  }
+  if (const YAML::Node syn = node["synthetic"]) {
+    read_if(syn, "size", c.synthetic.size);
+    read_if(syn, "test_size", c.synthetic_test_size);
+    read_if(syn, "channels", c.synthetic.channels);
+    read_if(syn, "height", c.synthetic.height);
+    read_if(syn, "width", c.synthetic.width);
+    read_if(syn, "classes", c.synthetic.classes);
+  }
+  return c;
+}
+
+namespace {
+
+/// The normalisation the loaders use: the config's values, else the dataset's defaults.
+Normalize resolved_normalize(const DataConfig& c) {
+  Normalize n = c.dataset == "fashion_mnist" ? fashion_mnist_normalize() : Normalize{};
+  if (!c.normalize.mean.empty()) n.mean = c.normalize.mean;
+  if (!c.normalize.std.empty()) n.std = c.normalize.std;
+  return n;
+}
+
+YAML::Node values_yaml(const std::vector<float>& v) {
+  if (v.size() == 1) return YAML::Node(v[0]);
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (float x : v) list.push_back(x);
+  return list;
+}
+
+}  // namespace
+
+YAML::Node data_config_yaml(const DataConfig& c) {
+  YAML::Node n(YAML::NodeType::Map);
+  n["dataset"] = c.dataset;
+  if (c.dataset == "fashion_mnist") n["path"] = c.path.empty() ? std::string(kFashionMnistDir) : c.path;
+  n["batch_size"] = c.batch_size;
+  n["eval_batch_size"] = c.eval_batch_size;
+  n["workers"] = c.workers;
+  n["prefetch"] = c.prefetch;
+  n["shuffle"] = c.shuffle;
+  n["drop_last"] = c.drop_last;
+  if (c.dataset == "fashion_mnist") {
+    const Normalize norm = resolved_normalize(c);
+    n["normalize"]["mean"] = values_yaml(norm.mean);
+    n["normalize"]["std"] = values_yaml(norm.std);
+  }
+  n["augment"]["random_crop"]["padding"] = c.augment.crop_padding;
+  n["augment"]["hflip"] = c.augment.hflip;
+  if (c.dataset == "synthetic") {
+    n["synthetic"]["size"] = c.synthetic.size;
+    n["synthetic"]["test_size"] = c.synthetic_test_size;
+    n["synthetic"]["channels"] = c.synthetic.channels;
+    n["synthetic"]["height"] = c.synthetic.height;
+    n["synthetic"]["width"] = c.synthetic.width;
+    n["synthetic"]["classes"] = c.synthetic.classes;
+  }
+  return n;
+}
+
+DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed) {
+  std::shared_ptr<const Dataset> train, test;
+  if (c.dataset == "fashion_mnist") {
+    const std::string dir = c.path.empty() ? std::string(kFashionMnistDir) : c.path;
+    const Normalize norm = resolved_normalize(c);
+    train = fashion_mnist(dir, "train", norm);
+    test = fashion_mnist(dir, "test", norm);
+  } else if (c.dataset == "synthetic") {
+    SyntheticSpec test_spec = c.synthetic;
+    test_spec.size = c.synthetic_test_size;
+    train = synthetic_dataset(c.synthetic, seed, 0);
+    test = synthetic_dataset(test_spec, seed, 1);
+  } else {
+    throw ConfigError(fmt::format("data.dataset must be fashion_mnist or synthetic, got '{}'", c.dataset));
+  }
+  LoaderOptions train_options;
+  train_options.batch_size = c.batch_size;
+  train_options.shuffle = c.shuffle;
+  train_options.drop_last = c.drop_last;
+  train_options.num_workers = c.workers;
+  train_options.prefetch_batches = c.prefetch;
+  train_options.augment = c.augment;
+  train_options.seed = seed;
+  LoaderOptions test_options = train_options;
+  test_options.batch_size = c.eval_batch_size;
+  test_options.shuffle = false;
+  test_options.drop_last = false;
+  test_options.augment = Augment{};
+  return DataLoaders{std::make_unique<DataLoader>(train, train_options),
+                     std::make_unique<DataLoader>(test, test_options)};
+}
+
+}  // namespace ingot::data
