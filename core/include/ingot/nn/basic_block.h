@@ -1,0 +1,34 @@
+// BasicBlock: the CIFAR ResNet residual block (He et al. 2016): conv3x3-BN-ReLU-conv3x3-BN plus
+// a shortcut, then ReLU. The shortcut is the identity, or a 1x1 strided conv + BN when the
+// stride or width changes (the paper's "option B", as in the widely used kuangliu/pytorch-cifar
+// code), so the state_dict names are conv1.weight, bn1.*, conv2.weight, bn2.*, shortcut.0.weight,
+// shortcut.1.* — equal to a torch module with the same attributes and an nn.Sequential shortcut.
+#pragma once
+
+#include <memory>
+
+#include "ingot/nn/batch_norm.h"
+#include "ingot/nn/conv2d.h"
+#include "ingot/nn/sequential.h"
+#include "ingot/ops/random.h"
+
+namespace ingot::nn {
+
+class BasicBlock : public Module {
+ public:
+  BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride = 1, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  Shape output_shape(const Shape& input) const override;
+  std::string extra_repr() const override;
+
+  /// True when the shortcut is a 1x1 conv + BN (stride != 1 or in != out).
+  bool has_projection() const { return shortcut_ != nullptr; }
+
+ private:
+  int64_t in_, out_, stride_;
+  std::shared_ptr<Conv2d> conv1_, conv2_;
+  std::shared_ptr<BatchNorm2d> bn1_, bn2_;
+  std::shared_ptr<Sequential> shortcut_;
+};
+
+}  // namespace ingot::nn

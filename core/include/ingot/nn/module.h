@@ -1,0 +1,112 @@
+// Module: the base of every layer (torch.nn.Module): ordered parameters, buffers and child
+// modules, train/eval mode, state_dict / load_state_dict under torch's names, a printable summary.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingot/tensor/tensor.h"
+
+namespace ingot::nn {
+
+/// Tensors by name, in registration order (torch's state_dict order).
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+/// A state dict: parameters and buffers by dotted name ("layer1.0.bn1.running_mean").
+using StateDict = NamedTensors;
+
+class Module;
+using ModulePtr = std::shared_ptr<Module>;
+
+/// Base of every layer. Subclasses register their tensors and children in the constructor and
+/// override forward(); layers whose output shape depends on the input override output_shape().
+class Module {
+ public:
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  /// The layer's computation; the base throws (a container without a forward).
+  virtual Tensor forward(const Tensor& x);
+  Tensor operator()(const Tensor& x) { return forward(x); }
+
+  /// Output shape for an input of shape `input` (batch dim included), without computing; throws
+  /// ShapeError naming the layer when the input does not fit. The base returns `input`.
+  virtual Shape output_shape(const Shape& input) const;
+  /// "Linear", "Conv2d", ... (torch's class name).
+  const std::string& type_name() const { return type_name_; }
+  /// The part inside the parentheses of repr(): "in_features=784, out_features=512, bias=True".
+  virtual std::string extra_repr() const { return ""; }
+
+  // ---- registration (names must be unique within a module and contain no '.') ----
+  /// Adds a parameter: a leaf tensor that requires grad. Returns it.
+  Tensor register_parameter(const std::string& name, Tensor value);
+  /// Adds a buffer (saved in state_dict, not trained: BatchNorm's running statistics).
+  Tensor register_buffer(const std::string& name, Tensor value);
+  /// Adds a child module; its tensors appear under "name.".
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+  // ---- traversal (torch's order: own tensors first, then each child's, depth first) ----
+  NamedTensors named_parameters(bool recurse = true, const std::string& prefix = "") const;
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true, const std::string& prefix = "") const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  const std::vector<std::pair<std::string, ModulePtr>>& named_children() const { return children_; }
+  std::vector<ModulePtr> children() const;
+  /// This module (named `prefix`) and every descendant, depth first, as non-owning pointers.
+  std::vector<std::pair<std::string, Module*>> named_modules(const std::string& prefix = "");
+  /// Total element count of the parameters.
+  int64_t num_parameters() const;
+
+  // ---- mode ----
+  /// Sets training mode here and in every descendant (Dropout, BatchNorm read it).
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  /// Clears the gradient of every parameter (optimizer.zero_grad(set_to_none=True)).
+  void zero_grad();
+
+  // ---- state ----
+  /// Parameters then buffers per module, depth first, under torch's dotted names. The tensors
+  /// are this module's own (not copies): detach().clone() them to keep a snapshot.
+  StateDict state_dict() const;
+  /// Copies the values of `state` into the parameters and buffers, by name. strict: every name
+  /// must be present and no other may appear; shapes must always match; dtypes are converted.
+  /// Throws ShapeError listing the missing, unexpected and mismatched names.
+  void load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
+  void load_state_dict(const StateDict& state, bool strict = true);
+
+  /// torch-style nested repr: "Sequential(\n  (0): Linear(in_features=..., ...)\n ...)".
+  std::string repr() const;
+  /// One line per module that holds parameters or has no children (name, type, parameter
+  /// count, what it is), then the total.
+  std::string summary();
+
+ protected:
+  /// The tensor registered under `name` (parameters first, then buffers); undefined if none.
+  Tensor tensor(const std::string& name) const;
+
+ private:
+  void add_child(const std::string& name, ModulePtr module);
+  void check_new_name(const std::string& name) const;
+  void repr_into(std::string& out, int indent) const;
+
+  std::string type_name_;
+  bool training_ = true;
+  NamedTensors params_;
+  NamedTensors buffers_;
+  std::vector<std::pair<std::string, ModulePtr>> children_;
+};
+
+/// "True" / "False", as torch prints booleans in repr.
+inline const char* py_bool(bool b) { return b ? "True" : "False"; }
+
+}  // namespace ingot::nn

@@ -1,0 +1,27 @@
+// Sequential (torch.nn.Sequential): children run in order; named "0", "1", ... unless given
+// names (torch's Sequential(OrderedDict)), which is what state_dict names follow.
+#pragma once
+
+#include <initializer_list>
+
+#include "ingot/nn/module.h"
+
+namespace ingot::nn {
+
+class Sequential : public Module {
+ public:
+  Sequential() : Module("Sequential") {}
+  explicit Sequential(std::initializer_list<ModulePtr> modules);
+  /// Appends a module named by its position.
+  Sequential& push_back(ModulePtr module);
+  /// Appends a module under `name` (must be unique).
+  Sequential& push_back(const std::string& name, ModulePtr module);
+
+  Tensor forward(const Tensor& x) override;
+  Shape output_shape(const Shape& input) const override;
+
+  size_t size() const { return named_children().size(); }
+  ModulePtr operator[](size_t i) const { return named_children().at(i).second; }
+};
+
+}  // namespace ingot::nn

@@ -1,0 +1,226 @@
+// build_model: the `model:` section -> a Module. Presets and `layers:` lists share the layer
+// constructors; every problem becomes one ConfigError naming the file, line and key.
+#include "ingot/nn/model_builder.h"
+
+#include <fmt/ranges.h>
+
+#include <map>
+#include <set>
+
+#include "ingot/nn/dropout.h"
+#include "ingot/nn/presets.h"
+#include "ingot/nn/sequential.h"
+#include "layer_factory.h"
+
+namespace ingot::nn {
+
+namespace {
+
+using config::where;
+
+config::Field list_field(const std::string& key) {
+  config::Field f;
+  f.key = key;
+  f.type = config::FieldType::List;
+  return f;
+}
+
+// The keys each way of describing a model may use (besides `preset` / `layers`).
+const std::map<std::string, std::set<std::string>>& keys_by_kind() {
+  static const std::map<std::string, std::set<std::string>> keys = {
+      {"layers", {"input_shape"}},
+      {"mlp", {"input_shape", "sizes", "activation", "dropout"}},
+      {"simple_cnn", {"input_shape", "in_channels", "width", "hidden", "classes", "dropout"}},
+      {"resnet", {"input_shape", "in_channels", "depth", "width", "classes"}},
+  };
+  return keys;
+}
+
+std::vector<int64_t> int_list(const YAML::Node& list, const std::string& file, const std::string& key, int64_t min,
+                              size_t min_len, size_t max_len) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node v = list[i];
+    int64_t x = 0;
+    bool ok = v.IsScalar();
+    if (ok) {
+      try {
+        x = v.as<int64_t>();
+      } catch (const YAML::Exception&) {
+        ok = false;
+      }
+    }
+    if (!ok || x < min) {
+      throw ConfigError(fmt::format("{}: 'model.{}[{}]' must be an integer >= {}, got {}", where(file, v), key, i, min,
+                                    v.IsScalar() ? config::quote_value(v.Scalar()) : "a list or map"));
+    }
+    out.push_back(x);
+  }
+  if (out.size() < min_len || out.size() > max_len) {
+    throw ConfigError(fmt::format("{}: 'model.{}' must have {} to {} entries, got {}", where(file, list), key, min_len,
+                                  max_len, out.size()));
+  }
+  return out;
+}
+
+int64_t int_or(const YAML::Node& m, const char* key, int64_t fallback) {
+  return m[key].IsDefined() && !m[key].IsNull() ? m[key].as<int64_t>() : fallback;
+}
+
+double float_or(const YAML::Node& m, const char* key, double fallback) {
+  return m[key].IsDefined() && !m[key].IsNull() ? m[key].as<double>() : fallback;
+}
+
+ModulePtr build_layers(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input, Generator& gen,
+                       Generator* dropout_gen) {
+  const YAML::Node layers = m["layers"];
+  if (layers.size() == 0) throw ConfigError(fmt::format("{}: 'model.layers' is empty", where(file, layers)));
+  auto net = std::make_shared<Sequential>();
+  std::optional<Shape> shape = input;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const YAML::Node entry = layers[i];
+    const std::string path = fmt::format("model.layers[{}]", i);
+    ModulePtr layer = detail::build_layer(entry, file, path, shape, gen, dropout_gen);
+    if (shape) {
+      try {
+        shape = layer->output_shape(*shape);
+      } catch (const ShapeError& e) {
+        throw ConfigError(fmt::format("{}: {} ({}) does not fit the output of the layers before it: {}",
+                                      where(file, entry), path, layer->type_name(), e.what()));
+      }
+    }
+    net->push_back(std::move(layer));
+  }
+  return net;
+}
+
+// The (C, H, W) a conv preset gets from input_shape or in_channels, checking that they agree.
+std::array<int64_t, 3> image_shape(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input,
+                                   std::array<int64_t, 3> fallback) {
+  std::array<int64_t, 3> chw = fallback;
+  if (m["in_channels"].IsDefined()) chw[0] = m["in_channels"].as<int64_t>();
+  if (input) {
+    if (input->size() != 3) {
+      throw ConfigError(fmt::format("{}: 'model.input_shape' must be [channels, height, width] for preset {}, got {}",
+                                    where(file, m["input_shape"]), m["preset"].Scalar(), input->str()));
+    }
+    if (m["in_channels"].IsDefined() && chw[0] != (*input)[0]) {
+      throw ConfigError(fmt::format("{}: 'model.in_channels' {} disagrees with model.input_shape {}",
+                                    where(file, m["in_channels"]), chw[0], input->str()));
+    }
+    chw = {(*input)[0], (*input)[1], (*input)[2]};
+  }
+  return chw;
+}
+
+ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input, Generator& gen,
+                       Generator* dropout_gen) {
+  const std::string preset = m["preset"].Scalar();
+  if (preset == "mlp") {
+    if (!m["sizes"].IsDefined()) {
+      throw ConfigError(fmt::format("{}: preset mlp needs 'model.sizes' (e.g. [784, 512, 256, 10])", where(file, m)));
+    }
+    MlpOptions o;
+    o.sizes = int_list(m["sizes"], file, "sizes", 1, 2, 64);
+    if (m["activation"].IsDefined()) o.activation = m["activation"].Scalar();
+    o.dropout = float_or(m, "dropout", 0.0);
+    return make_mlp(o, &gen, dropout_gen);
+  }
+  if (preset == "simple_cnn") {
+    SimpleCnnOptions o;
+    const auto chw = image_shape(m, file, input, {1, 28, 28});
+    o.in_channels = chw[0];
+    o.height = chw[1];
+    o.width = chw[2];
+    o.channels = int_or(m, "width", o.channels);
+    o.hidden = int_or(m, "hidden", o.hidden);
+    o.classes = int_or(m, "classes", o.classes);
+    o.dropout = float_or(m, "dropout", o.dropout);
+    return make_simple_cnn(o, &gen, dropout_gen);
+  }
+  ResNetOptions o;
+  o.in_channels = image_shape(m, file, input, {3, 32, 32})[0];
+  o.depth = int_or(m, "depth", o.depth);
+  o.width = int_or(m, "width", o.width);
+  o.classes = int_or(m, "classes", o.classes);
+  if ((o.depth - 2) % 6 != 0) {
+    throw ConfigError(fmt::format("{}: 'model.depth' must be 6n + 2 (8, 14, 20, 32, 44, 56, ...), got {}",
+                                  where(file, m["depth"]), o.depth));
+  }
+  return make_resnet(o, &gen);
+}
+
+}  // namespace
+
+config::Schema model_schema() {
+  config::Schema s;
+  s.add(list_field("layers"));
+  s.string("preset", false, {"mlp", "simple_cnn", "resnet"});
+  s.add(list_field("input_shape"));
+  s.add(list_field("sizes"));
+  s.string("activation", false, {"relu", "gelu", "sigmoid", "tanh"});
+  s.number("dropout", 0.0, 0.99);
+  s.integer("in_channels", 1, 65536).integer("classes", 1, 1 << 24);
+  s.integer("depth", 8, 1000).integer("width", 1, 65536).integer("hidden", 1, 1 << 24);
+  return s;
+}
+
+std::optional<Shape> model_input_shape(const YAML::Node& m, const std::string& file) {
+  if (!m.IsMap() || !m["input_shape"].IsDefined()) return std::nullopt;
+  const YAML::Node n = m["input_shape"];
+  if (!n.IsSequence()) {
+    throw ConfigError(fmt::format("{}: 'model.input_shape' must be a list like [1, 28, 28]", where(file, n)));
+  }
+  return Shape(int_list(n, file, "input_shape", 1, 1, 3));
+}
+
+ModulePtr build_model(const YAML::Node& m, const std::string& file, Generator& gen, Generator* dropout_gen) {
+  model_schema().validate(m, file, "model");
+  const bool has_layers = m["layers"].IsDefined(), has_preset = m["preset"].IsDefined();
+  if (has_layers == has_preset) {
+    throw ConfigError(
+        fmt::format("{}: model: give either 'layers:' (a list of layers) or 'preset:' (mlp, "
+                    "simple_cnn, resnet){}",
+                    where(file, m), has_layers ? ", not both" : ""));
+  }
+  const std::string kind = has_layers ? "layers" : m["preset"].Scalar();
+  const std::set<std::string>& allowed = keys_by_kind().at(kind);
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (key != "layers" && key != "preset" && allowed.count(key) == 0) {
+      throw ConfigError(fmt::format("{}: 'model.{}' does not apply to {}; it takes {}", where(file, it->first), key,
+                                    has_layers ? "a layers list" : "preset " + kind, fmt::join(allowed, ", ")));
+    }
+  }
+  const std::optional<Shape> chw = model_input_shape(m, file);
+  std::optional<Shape> input;
+  if (chw) {
+    input = Shape{1};
+    for (int64_t d : *chw) input->push_back(d);
+  }
+  ModulePtr model;
+  try {
+    model = has_layers ? build_layers(m, file, input, gen, dropout_gen) : build_preset(m, file, chw, gen, dropout_gen);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {
+    throw ConfigError(fmt::format("{}: model ({}): {}", where(file, m), kind, e.what()));
+  }
+  if (input && has_preset) {
+    try {
+      model->output_shape(*input);
+    } catch (const ShapeError& e) {
+      throw ConfigError(fmt::format("{}: model.input_shape {} does not fit preset {}: {}",
+                                    where(file, m["input_shape"]), chw->str(), kind, e.what()));
+    }
+  }
+  return model;
+}
+
+void set_dropout_generator(Module& model, Generator* gen) {
+  for (auto& [name, m] : model.named_modules()) {
+    if (auto* d = dynamic_cast<Dropout*>(m)) d->set_generator(gen);
+  }
+}
+
+}  // namespace ingot::nn
