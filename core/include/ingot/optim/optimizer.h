@@ -1,0 +1,113 @@
+// Optimizer base (torch.optim.Optimizer): parameter groups with their hyper-parameters,
+// per-parameter state, zero_grad, and a checkpoint state of tensors plus scalars.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingot/tensor/tensor.h"
+
+namespace ingot::optim {
+
+/// Hyper-parameters of one parameter group; each optimizer reads the ones it uses.
+struct GroupOptions {
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+  double momentum = 0.0;   ///< SGD
+  double dampening = 0.0;  ///< SGD
+  bool nesterov = false;   ///< SGD
+  double beta1 = 0.9;      ///< Adam / AdamW
+  double beta2 = 0.999;    ///< Adam / AdamW
+  double eps = 1e-8;       ///< Adam / AdamW
+  bool amsgrad = false;    ///< Adam / AdamW
+};
+
+/// Parameters updated with the same hyper-parameters.
+struct ParamGroup {
+  std::vector<Tensor> params;
+  GroupOptions options;
+  /// The lr that schedules scale (torch's "initial_lr"); 0 when added = options.lr.
+  double initial_lr = 0.0;
+};
+
+/// Parameters with optional overrides of the optimizer's defaults (torch's param-group dicts).
+struct GroupSpec {
+  std::vector<Tensor> params;
+  std::optional<double> lr;
+  std::optional<double> weight_decay;
+};
+
+/// One group of `params` without overrides.
+std::vector<GroupSpec> single_group(const std::vector<Tensor>& params);
+
+/// An optimizer's checkpoint: tensors "state.<i>.<name>" (i = the parameter's index over all
+/// groups in order, like torch) and scalars: "type", "groups", "group.<g>.params",
+/// "group.<g>.<option>" (lr, initial_lr, weight_decay, ...), "state.<i>.step".
+struct OptimizerState {
+  std::map<std::string, Tensor> tensors;
+  std::map<std::string, std::string> scalars;
+};
+
+/// Per-parameter state: named tensors (momentum buffer, moments) and the number of updates.
+struct ParamState {
+  std::map<std::string, Tensor> tensors;
+  int64_t step = 0;
+};
+
+/// Base of SGD, Adam and AdamW. step() runs one fused multi-tensor update per group under
+/// NoGradGuard; parameters whose grad is undefined are skipped (their state does not advance).
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  /// "sgd", "adam" or "adamw" (checked by load_state_dict).
+  virtual std::string type() const = 0;
+
+  std::vector<ParamGroup>& param_groups() { return groups_; }
+  const std::vector<ParamGroup>& param_groups() const { return groups_; }
+  const GroupOptions& defaults() const { return defaults_; }
+
+  /// Adds a group; unspecified options take the optimizer's defaults. A parameter may belong to
+  /// one group only.
+  void add_param_group(const GroupSpec& spec);
+  /// Adds a group with every option given.
+  void add_param_group(ParamGroup group);
+
+  /// One update of every parameter that has a gradient.
+  void step();
+  /// Sets every parameter's gradient to none (torch's set_to_none=True).
+  void zero_grad();
+
+  /// Tensors and scalars of the current state (tensors are shared, not copied).
+  OptimizerState state_dict() const;
+  /// Restores a state_dict() of an optimizer with the same groups and parameter shapes; throws
+  /// InputError naming the offending key otherwise. Tensors are copied into fresh state.
+  void load_state_dict(const OptimizerState& state);
+
+  /// The state of parameter `index` of group `group` (empty before its first update).
+  const ParamState& state(size_t group, size_t index) const { return state_.at(group).at(index); }
+
+ protected:
+  explicit Optimizer(GroupOptions defaults) : defaults_(defaults) {}
+
+  /// Throws ConfigError for options this optimizer rejects (negative lr, ...).
+  virtual void check_options(const GroupOptions& options) const = 0;
+  /// Names of the per-parameter state tensors this optimizer may keep.
+  virtual std::vector<std::string> state_names() const = 0;
+  /// Updates `params` (those of `group` that have a gradient) with `grads`; states[k] belongs to
+  /// params[k]. Called under NoGradGuard, once per group with at least one gradient.
+  virtual void update_group(const ParamGroup& group, const std::vector<ParamState*>& states,
+                            const std::vector<Tensor>& params, const std::vector<Tensor>& grads) = 0;
+
+ private:
+  GroupOptions defaults_;
+  std::vector<ParamGroup> groups_;
+  std::vector<std::vector<ParamState>> state_;  ///< [group][param]
+};
+
+}  // namespace ingot::optim

@@ -1,0 +1,40 @@
+// Optimizers from YAML (`train.optimizer:`) and the usual parameter-group split: no weight decay
+// on biases and normalisation weights.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingot/config/schema.h"
+#include "ingot/optim/optimizer.h"
+
+namespace ingot::optim {
+
+/// Parameters by name, in model order (nn::Module::named_parameters()).
+using NamedParams = std::vector<std::pair<std::string, Tensor>>;
+
+/// Splits parameters into a group with the optimizer's weight decay (tensors of rank >= 2:
+/// weights of linear / conv / embedding layers) and one with weight_decay 0 (rank <= 1: biases,
+/// norm weights and biases), dropping empty groups. Disabled (`split` false): one group.
+std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split = true);
+
+/// The keys of `train.optimizer:`: type (sgd | adam | adamw, required), lr, weight_decay,
+/// momentum, dampening, nesterov (sgd), betas [b1, b2], eps, amsgrad (adam, adamw),
+/// no_decay_on_bias_and_norm (bool, default true). Defaults are torch's.
+config::Schema optimizer_schema();
+
+/// Builds the optimizer of a `train.optimizer:` map over `params`. Throws ConfigError
+/// "FILE:LINE: ..." naming the key (a key of another type, a bad betas list, nesterov without
+/// momentum, ...).
+std::unique_ptr<Optimizer> make_optimizer(const YAML::Node& node, const NamedParams& params, const std::string& file,
+                                          const std::string& path = "train.optimizer");
+
+/// The resolved config of an optimizer built by make_optimizer (type and every option of its
+/// defaults), for config.resolved.yaml.
+YAML::Node optimizer_to_yaml(const Optimizer& optimizer, bool no_decay_on_bias_and_norm);
+
+}  // namespace ingot::optim

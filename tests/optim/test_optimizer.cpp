@@ -1,0 +1,149 @@
+// Optimizer base behaviour: groups and their checks, skipping parameters without gradients,
+// zero_grad, state_dict validation, momentum-free SGD without buffers, and which backend runs the
+// fused updates.
+#include <catch2/catch.hpp>
+
+#include "ingot/ops/creation.h"
+#include "ingot/ops/elementwise.h"
+#include "ingot/ops/multi_tensor.h"
+#include "ingot/optim/adam.h"
+#include "ingot/optim/sgd.h"
+#include "ingot/runtime/backend.h"
+#include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/plugin_loader.h"
+#include "ingot/runtime/registry.h"
+#include "test_support.h"
+
+namespace ingot::optim {
+namespace {
+
+Tensor param(const Shape& shape, uint64_t seed) {
+  Tensor p = test::random_tensor(shape, DType::F32, seed);
+  p.set_requires_grad(true);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("optim: groups take the defaults unless overridden, one group per parameter", "[optim]") {
+  const Tensor a = param({3, 2}, 1), b = param({2}, 2);
+  GroupSpec spec;
+  spec.params = {b};
+  spec.lr = 0.5;
+  SGD sgd(std::vector<GroupSpec>{single_group({a})[0], spec}, SgdOptions{0.1, 0.9, 0.0, 1e-4, false});
+  REQUIRE(sgd.param_groups().size() == 2);
+  REQUIRE(sgd.param_groups()[0].options.lr == 0.1);
+  REQUIRE(sgd.param_groups()[1].options.lr == 0.5);
+  REQUIRE(sgd.param_groups()[1].initial_lr == 0.5);
+  REQUIRE(sgd.param_groups()[1].options.momentum == 0.9);
+  REQUIRE_THROWS_WITH(sgd.add_param_group(single_group({a})[0]), Catch::Contains("already belongs"));
+  REQUIRE_THROWS_WITH(SGD(std::vector<Tensor>{}), Catch::Contains("empty parameter list"));
+  REQUIRE_THROWS_WITH(SGD({a}, SgdOptions{0.1, 0.0, 0.0, 0.0, true}), Catch::Contains("nesterov"));
+  AdamOptions bad;
+  bad.beta2 = 1.0;
+  REQUIRE_THROWS_WITH(Adam({a}, bad), Catch::Contains("betas"));
+  REQUIRE(AdamW({a}).defaults().weight_decay == 1e-2);
+  REQUIRE(Adam({a}).defaults().weight_decay == 0.0);
+  REQUIRE(Adam({a}).defaults().lr == 1e-3);
+}
+
+TEST_CASE("optim: parameters without a gradient are skipped; zero_grad sets grads to none", "[optim]") {
+  const Tensor a = param({4}, 3), b = param({2, 2}, 4);
+  const std::vector<float> b0 = b.to_vector<float>();
+  Adam adam({a, b}, AdamOptions{});
+  a.set_grad(ones({4}));
+  adam.step();
+  REQUIRE(b.to_vector<float>() == b0);  // untouched, no state
+  REQUIRE(adam.state(0, 1).tensors.empty());
+  REQUIRE(adam.state(0, 0).step == 1);
+  REQUIRE(a.is_leaf());  // the update ran under NoGradGuard: still a leaf parameter
+  REQUIRE(a.requires_grad());
+  // torch's first Adam step moves every element by lr (the normalised gradient is 1)
+  INGOT_REQUIRE_CLOSE(a, test::random_tensor({4}, DType::F32, 3) - 1e-3, 1e-7, 1e-6);
+  adam.zero_grad();
+  REQUIRE_FALSE(a.grad().defined());
+  adam.step();  // nothing has a gradient: nothing changes
+  REQUIRE(adam.state(0, 0).step == 1);
+}
+
+TEST_CASE("optim: SGD without momentum keeps no buffers", "[optim]") {
+  const Tensor a = param({5}, 5);
+  SGD sgd({a}, SgdOptions{0.1, 0.0, 0.0, 0.0, false});
+  a.set_grad(full({5}, 2.0));
+  sgd.step();
+  REQUIRE(sgd.state(0, 0).tensors.empty());
+  INGOT_REQUIRE_CLOSE(a, test::random_tensor({5}, DType::F32, 5) - 0.2, 1e-7, 1e-6);
+  // the op API itself: no buffers at all without momentum, and a clear error with
+  ingot::SgdOptions o;
+  o.lr = 1.0;
+  sgd_update({a}, {full({5}, 0.5)}, {}, o);
+  INGOT_REQUIRE_CLOSE(a, test::random_tensor({5}, DType::F32, 5) - 0.7, 1e-6, 1e-6);
+  o.momentum = 0.9;
+  REQUIRE_THROWS_WITH(sgd_update({a}, {full({5}, 0.5)}, {}, o), Catch::Contains("momentum buffers"));
+}
+
+TEST_CASE("optim: load_state_dict refuses a state that does not fit, naming the key", "[optim]") {
+  const Tensor a = param({3}, 6), b = param({2, 3}, 7);
+  AdamW opt({a, b});
+  a.set_grad(ones({3}));
+  b.set_grad(ones({2, 3}));
+  opt.step();
+  const OptimizerState good = opt.state_dict();
+  REQUIRE(good.tensors.count("state.1.exp_avg_sq") == 1);
+  REQUIRE(good.scalars.at("state.0.step") == "1");
+  REQUIRE(good.scalars.at("group.0.weight_decay") == "0.01");
+
+  AdamW other({param({3}, 8), param({2, 3}, 9)});
+  OptimizerState s = good;
+  s.scalars["type"] = "sgd";
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("'sgd' optimizer"));
+  s = good;
+  s.tensors["state.1.exp_avg"] = zeros({3, 2});
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("state.1.exp_avg") && Catch::Contains("[3, 2]"));
+  s = good;
+  s.tensors["state.0.momentum_buffer"] = zeros({3});
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("not state of a adamw"));
+  s = good;
+  s.tensors["state.2.exp_avg"] = zeros({3});
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("does not name one of the 2 parameters"));
+  s = good;
+  s.scalars["group.0.params"] = "3";
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("group 0 has 3 parameters"));
+  s = good;
+  s.scalars["group.0.lr"] = "fast";
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("group.0.lr"));
+  s = good;
+  s.scalars.erase("groups");
+  REQUIRE_THROWS_WITH(other.load_state_dict(s), Catch::Contains("missing scalar 'groups'"));
+  REQUIRE(other.state(0, 0).tensors.empty());  // failed loads changed nothing
+  other.load_state_dict(good);
+  REQUIRE(other.state(0, 0).step == 1);
+  // restored tensors are copies: stepping one optimizer leaves the other's state alone
+  INGOT_REQUIRE_CLOSE(other.state(0, 1).tensors.at("exp_avg"), opt.state(0, 1).tensors.at("exp_avg"), 0.0, 0.0);
+  REQUIRE_FALSE(other.state(0, 1).tensors.at("exp_avg").storage() == opt.state(0, 1).tensors.at("exp_avg").storage());
+}
+
+TEST_CASE("optim: the fused updates run on cpu_onednn when it is loaded", "[optim]") {
+  PluginLoader::instance().load_all();
+  const Backend* onednn = nullptr;
+  for (const auto& b : BackendRegistry::instance().backends())
+    if (b->name() == "cpu_onednn") onednn = b.get();
+  if (onednn == nullptr) {
+    test::skip("cpu_onednn is not loaded");
+    return;
+  }
+  const Tensor p = param({33}, 10), g = test::random_tensor({33}, DType::F32, 11);
+  auto sgd = make_attr<ingot_attr_sgd>();
+  sgd.lr = 0.1;  // no momentum: a 0-size placeholder buffer
+  REQUIRE(select_backend(INGOT_OP_SGD_UPDATE, {p, g, Tensor::empty({0})}, {}, &sgd).name() == "cpu_onednn");
+  auto adam = make_attr<ingot_attr_adam>();
+  adam.lr = 1e-3, adam.beta1 = 0.9, adam.beta2 = 0.999, adam.eps = 1e-8, adam.step = 1, adam.amsgrad = 1;
+  const std::vector<Tensor> in = {p, g, zeros({33}), zeros({33}), zeros({33})};
+  REQUIRE(select_backend(INGOT_OP_ADAM_UPDATE, in, {}, &adam).name() == "cpu_onednn");
+  // a transposed view is declined (the reference runs it)
+  const Tensor t = param({4, 6}, 12).transpose(0, 1);
+  const std::vector<Tensor> tin = {t, t, t, t, t};
+  REQUIRE(select_backend(INGOT_OP_ADAM_UPDATE, tin, {}, &adam).name() != "cpu_onednn");
+}
+
+}  // namespace ingot::optim
