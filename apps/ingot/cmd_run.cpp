@@ -1,5 +1,5 @@
 // `ingot run CONFIG.yaml`: load and validate the config, apply threads and backend selection,
-// then (until training lands) run the smoke ops and print a small table.
+// then run the pipeline (data, model, train, stages) or, for a config without one, the smoke ops.
 #include <boost/program_options.hpp>
 #include <fmt/ranges.h>
 
@@ -11,6 +11,7 @@
 #include "ingot/ops/random.h"
 #include "ingot/runtime/error.h"
 #include "ingot/runtime/threads.h"
+#include "ingot/train/pipeline.h"
 #include "smoke.h"
 
 namespace po = boost::program_options;
@@ -19,13 +20,16 @@ namespace ingot::cli {
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("ingot run");
-  opts.add_options()("config", po::value<std::string>(), "pipeline config (YAML)");
+  opts.add_options()("config", po::value<std::string>(), "pipeline config (YAML)")(
+      "resume", po::bool_switch(), "continue runs/<name>/ from its latest checkpoint")(
+      "force", po::bool_switch(), "start over: move an existing runs/<name>/ aside")(
+      "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
   po::notify(vm);
-  if (!vm.count("config")) throw ConfigError("usage: ingot run CONFIG.yaml");
+  if (!vm.count("config")) throw ConfigError("usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR]");
 
   const config::Config cfg = config::Config::load(vm["config"].as<std::string>());
   if (auto threads = cfg.threads()) set_num_threads(*threads);
@@ -38,6 +42,13 @@ int cmd_run(const std::vector<std::string>& args) {
                            fmt::join(sel.enabled, ", "), num_threads());
 
   std::cout.flush();
+  if (train::is_pipeline(cfg)) {
+    train::RunOptions options;
+    options.resume = vm["resume"].as<bool>();
+    options.force = vm["force"].as<bool>();
+    options.runs_dir = vm["runs-dir"].as<std::string>();
+    return train::run_pipeline(cfg, sel, options, std::cout);
+  }
   run_smoke(cfg, sel.device, [](const SmokeResult& r) {
     std::cout << fmt::format("smoke {:<50} backend {:<12} median {:9.3f} ms  {:8.2f} GFLOP/s  max rel. error vs reference {:.2e}",
                              r.op, r.backend, r.median_ms, r.gflops, r.max_error)

@@ -1,6 +1,10 @@
-// The root schema of a pipeline config: add a section here (train, data, model...) by declaring
-// its keys; anything not declared is rejected as an unknown key.
+// The root schema of a pipeline config: each section's keys are declared by its owner (data,
+// model, train); anything not declared is rejected as an unknown key.
 #include "ingot/config/config.h"
+
+#include "ingot/data/data_config.h"
+#include "ingot/nn/model_builder.h"
+#include "ingot/train/train_config.h"
 
 namespace ingot::config {
 namespace {
@@ -25,7 +29,16 @@ Schema build_root_schema() {
       .string("backend")  // auto | cpu | cuda | <backend or plugin name>: checked by select_backends
       .integer("seed", 0)
       .integer("threads", 1, 4096)
-      .section("smoke", smoke_schema());
+      .section("smoke", smoke_schema())
+      .section("data", data::data_schema())
+      .section("model", nn::model_schema())
+      .section("train", train::train_schema())
+      .string("init_from");  // safetensors weights (e.g. exported from PyTorch) loaded before training
+  Field stages;
+  stages.key = "stages";
+  stages.type = FieldType::List;
+  stages.help = "train | evaluate | save, in order";
+  root.add(stages);
   return root;
 }
 

@@ -9,7 +9,7 @@
 namespace ingot {
 
 /// Exit codes of the CLI (DESIGN.md section 7).
-enum class ExitCode : int { Ok = 0, Runtime = 1, Usage = 2, BackendMissing = 3 };
+enum class ExitCode : int { Ok = 0, Runtime = 1, Usage = 2, BackendMissing = 3, Interrupted = 130, Terminated = 143 };
 
 /// Base of every Ingot error; `what()` is one line: what, where, what to do.
 class Error : public std::runtime_error {

@@ -1,0 +1,25 @@
+// Evaluation: the model in eval mode, without recording gradients, over a whole loader — mean
+// loss, accuracy and the confusion matrix.
+#pragma once
+
+#include <cstdint>
+
+#include "ingot/data/data_loader.h"
+#include "ingot/nn/module.h"
+#include "ingot/train/confusion_matrix.h"
+
+namespace ingot::train {
+
+struct EvalResult {
+  double loss = 0.0;  ///< mean cross-entropy per sample
+  double accuracy = 0.0;
+  int64_t samples = 0;
+  double seconds = 0.0;
+  ConfusionMatrix confusion{1};
+};
+
+/// Runs every batch of `loader` (one pass, in order) through `model`; restores the model's
+/// training mode afterwards. `class_names` label the confusion matrix (may be empty).
+EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names = {});
+
+}  // namespace ingot::train

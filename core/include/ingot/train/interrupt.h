@@ -1,0 +1,43 @@
+// Interrupt: an RAII guard that turns the first SIGINT / SIGTERM into a flag that long work polls
+// between steps (to save a checkpoint and leave with 130 / 143); a second signal kills at once.
+#pragma once
+
+#include <signal.h>  // POSIX sigaction
+#include <string_view>
+
+#include "ingot/runtime/error.h"
+
+namespace ingot::train {
+
+/// While alive, SIGINT and SIGTERM set the interrupt flag instead of killing the process.
+/// The handler is async-signal-safe: it stores the signal number in a lock-free atomic, writes
+/// `notice` (if any) to stderr with write(2), and puts both signals back to their default action,
+/// so a second Ctrl-C (or a second SIGTERM) still kills a run that is stuck. The destructor restores
+/// the handlers that were installed before the guard. Guards nest (last in, first out).
+class InterruptGuard {
+ public:
+  /// Clears the flag and installs the handlers. `notice` (at most 255 bytes kept), e.g.
+  /// "ingot: stopping after the current step (press Ctrl-C again to stop now)\n", is printed on
+  /// the first signal; empty prints nothing.
+  explicit InterruptGuard(std::string_view notice = {});
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+/// True once SIGINT or SIGTERM arrived under a guard (stays true after the guard ends, until the
+/// next guard or clear_interrupt()).
+bool interrupted();
+/// The signal that arrived first (SIGINT, SIGTERM), or 0.
+int signal_number();
+/// Forgets an earlier signal (a new guard does this too).
+void clear_interrupt();
+
+/// The CLI's exit code for a signal: 130 for SIGINT, 143 for SIGTERM, 128 + n for another signal.
+ExitCode exit_code_for_signal(int sig);
+
+}  // namespace ingot::train

@@ -1,0 +1,86 @@
+// MetricsLog: runs/<name>/metrics.jsonl, one JSON object per line, appended and flushed line by
+// line so a killed run keeps what it logged; truncate_after(step) drops what a resume redoes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace ingot::train {
+
+/// A JSON text embedded as is (e.g. ConfusionMatrix::to_json()); it must be valid JSON.
+struct RawJson {
+  std::string text;
+};
+
+/// A flat JSON object with keys in insertion order: scalars, strings or embedded JSON.
+/// Non-finite doubles are written as null (JSON has no NaN).
+class Record {
+ public:
+  using Value = std::variant<bool, int64_t, double, std::string, RawJson>;
+
+  Record() = default;
+  /// The usual first fields of a metrics line: {"event": ..., "epoch": ..., "step": ...}.
+  Record(std::string event, int64_t epoch, int64_t step);
+
+  /// Sets (or replaces) `key`. Integers are stored as int64, floating values as double.
+  template <class T>
+  Record& set(const std::string& key, T value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return put(key, Value(value));
+    } else if constexpr (std::is_integral_v<T>) {
+      return put(key, Value(static_cast<int64_t>(value)));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return put(key, Value(static_cast<double>(value)));
+    } else if constexpr (std::is_same_v<std::decay_t<T>, RawJson>) {
+      return put(key, Value(std::move(value)));
+    } else {
+      return put(key, Value(std::string(value)));
+    }
+  }
+
+  const std::vector<std::pair<std::string, Value>>& fields() const { return fields_; }
+  /// One line of JSON, no trailing newline. Throws Error when a RawJson field does not parse.
+  std::string to_json() const;
+
+ private:
+  Record& put(const std::string& key, Value value);
+  std::vector<std::pair<std::string, Value>> fields_;
+};
+
+/// {"event":"train_step","epoch":e,"step":s,"loss":..,"lr":..,"images_per_s":..,"time_s":..}
+Record train_step_record(int64_t epoch, int64_t step, double loss, double lr, double images_per_s, double time_s);
+
+class MetricsLog {
+ public:
+  /// Opens `path` for appending, creating it (and nothing else) if needed. `append` = false
+  /// empties an existing file first (a new run); true keeps it (a resume: call truncate_after next).
+  MetricsLog(std::filesystem::path path, bool append);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+
+  /// Appends one line with a single write(2), so a kill leaves at most one torn last line.
+  /// Events other than "train_step" (epoch ends, evals, summaries: rare and worth keeping) are
+  /// also fsync'ed; call sync() to force it for any line.
+  void log(const Record& record);
+  /// fsync(2) the file.
+  void sync();
+  /// Keeps the lines whose "step" is <= `step` (and lines without a step), drops the later ones
+  /// and any line that is not valid JSON (a line torn by a kill). The file is rewritten
+  /// atomically (temporary file, fsync, rename). Returns the number of lines dropped.
+  int64_t truncate_after(int64_t step);
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void open(bool append);
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+}  // namespace ingot::train

@@ -1,0 +1,46 @@
+// The `train:` and `stages:` sections of a pipeline config: how long to train, gradient
+// accumulation and clipping, the loss, logging and checkpoint cadence, and which stages run.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingot/config/schema.h"
+
+namespace ingot::train {
+
+struct TrainConfig {
+  int64_t epochs = 1;                     ///< used when `steps` is 0
+  int64_t steps = 0;                      ///< optimizer steps in all; 0 = epochs x steps per epoch
+  int64_t accumulate = 1;                 ///< micro-batches per optimizer step
+  std::optional<double> clip_grad_norm;   ///< max global L2 norm of the gradients
+  std::optional<double> clip_grad_value;  ///< max |gradient| element
+  std::string loss = "cross_entropy";     ///< the classification loss (cross_entropy only for now)
+  double label_smoothing = 0.0;
+  int64_t log_every = 10;                 ///< optimizer steps between train_step lines of metrics.jsonl
+  int64_t checkpoint_every = 1;           ///< epochs between checkpoints (the last epoch always gets one)
+  bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
+  YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
+  YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)
+};
+
+/// Keys of `train:`: epochs, steps, accumulate, clip_grad_norm, clip_grad_value, loss
+/// {type, label_smoothing}, log_every, checkpoint_every, eval_every_epoch, optimizer, scheduler.
+config::Schema train_schema();
+
+/// Reads a validated `train:` node (undefined = the defaults with AdamW).
+TrainConfig parse_train_config(const YAML::Node& node, const std::string& file);
+
+/// The stages a pipeline runs, in order.
+enum class Stage { Train, Evaluate, Save };
+
+/// `stages:` — a list of train | evaluate | save; absent = all three in that order. Throws
+/// ConfigError "FILE:LINE: ..." for an unknown stage, suggesting the closest.
+std::vector<Stage> parse_stages(const YAML::Node& node, const std::string& file);
+const char* stage_name(Stage stage);
+
+}  // namespace ingot::train

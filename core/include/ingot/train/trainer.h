@@ -1,0 +1,50 @@
+// The training loop: forward, loss, backward over `accumulate` micro-batches, clipping, one
+// optimizer step at the schedule's lr; progress, metrics, and a callback at every epoch end.
+// Stops only at whole optimizer steps, so a checkpoint taken there resumes bit-identically.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "ingot/data/data_loader.h"
+#include "ingot/nn/module.h"
+#include "ingot/optim/lr_schedule.h"
+#include "ingot/optim/optimizer.h"
+#include "ingot/train/checkpoint.h"
+#include "ingot/train/metrics_log.h"
+#include "ingot/train/progress_bar.h"
+#include "ingot/train/train_config.h"
+
+namespace ingot::train {
+
+/// What the loop works with; none of it is owned.
+struct TrainContext {
+  nn::Module* model = nullptr;
+  optim::Optimizer* optimizer = nullptr;
+  const optim::LrSchedule* schedule = nullptr;
+  data::DataLoader* loader = nullptr;
+  Generator* dropout_gen = nullptr;
+  MetricsLog* metrics = nullptr;  ///< may be null
+  ProgressBar* progress = nullptr;  ///< may be null
+};
+
+/// Sizes derived from the config and the loader.
+struct TrainPlan {
+  int64_t batches_per_epoch = 0;
+  int64_t steps_per_epoch = 0;  ///< ceil(batches / accumulate): a short last group still steps
+  int64_t total_steps = 0;
+  int64_t epochs = 0;
+};
+TrainPlan make_train_plan(const TrainConfig& config, int64_t batches_per_epoch);
+
+enum class TrainStatus { Finished, Interrupted };
+
+/// Called after each finished epoch (1-based `epoch`) with the position at its end.
+using EpochEnd = std::function<void(int64_t epoch, const TrainPosition& position, double train_loss)>;
+
+/// Trains from `position` (updated as steps complete) to the plan's end, or until
+/// train::interrupted() is seen after a step.
+TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
+                       TrainPosition& position, const EpochEnd& on_epoch_end);
+
+}  // namespace ingot::train

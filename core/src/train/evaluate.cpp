@@ -1,0 +1,35 @@
+// Evaluation pass over a loader.
+#include "ingot/train/evaluate.h"
+
+#include <chrono>
+
+#include "ingot/autograd/grad_mode.h"
+#include "ingot/nn/loss.h"
+
+namespace ingot::train {
+
+EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool was_training = model.is_training();
+  model.eval();
+  NoGradGuard no_grad;
+  EvalResult r;
+  r.confusion = ConfusionMatrix(loader.dataset().num_classes(), std::move(class_names));
+  double loss_sum = 0.0;
+  loader.begin_epoch(0);
+  while (auto batch = loader.next()) {
+    const Tensor logits = model.forward(batch->inputs);
+    nn::CrossEntropyOptions sum;
+    sum.reduction = nn::Reduction::Sum;
+    loss_sum += nn::cross_entropy(logits, batch->targets, sum).item();
+    r.confusion.add(logits, batch->targets);
+    r.samples += batch->targets.numel();
+  }
+  model.train(was_training);
+  r.loss = r.samples > 0 ? loss_sum / static_cast<double>(r.samples) : 0.0;
+  r.accuracy = r.confusion.accuracy();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace ingot::train

@@ -1,0 +1,139 @@
+// RunDir: the create / resume / force rules for runs/<name>/, the latest-checkpoint pointer, and
+// the resolved config and summary written atomically (io::atomic_write).
+#include "ingot/train/run_dir.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <fstream>
+
+#include "ingot/io/atomic_write.h"
+#include "ingot/runtime/error.h"
+
+namespace fs = std::filesystem;
+
+namespace ingot::train {
+namespace {
+
+void check_name(const std::string& name) {
+  bool ok = !name.empty() && name.front() != '.' && name.size() <= 200;
+  for (char c : name) {
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    ok = ok && plain;
+  }
+  INGOT_CHECK_AS(ok, ConfigError,
+                 "run name '{}': use letters, digits, '-', '_' and '.' (not first), so that it is one folder name",
+                 name);
+}
+
+// "<name>.old-YYYYMMDD-HHMMSS" in UTC, with "-2", "-3"... when a name is taken.
+fs::path aside_name(const fs::path& dir) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &utc);
+  const fs::path first = dir.parent_path() / fmt::format("{}.old-{}", dir.filename().string(), stamp);
+  fs::path candidate = first;
+  for (int i = 2; fs::exists(fs::symlink_status(candidate)); ++i) candidate = fmt::format("{}-{}", first.string(), i);
+  return candidate;
+}
+
+bool valid_stem(const std::string& stem) {
+  if (stem.empty() || stem.front() == '.') return false;
+  return stem.find('/') == std::string::npos && stem.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+RunDirMode run_dir_mode(bool resume, bool force) {
+  INGOT_CHECK_AS(!(resume && force), ConfigError,
+                 "--resume and --force exclude each other: --resume continues a run, --force starts it over");
+  return resume ? RunDirMode::Resume : force ? RunDirMode::Force : RunDirMode::Create;
+}
+
+RunDir RunDir::open(const std::string& name, RunDirMode mode, const fs::path& base) {
+  check_name(name);
+  const fs::path dir = base / name;
+  const std::string shown = dir.string();
+  const bool exists = fs::exists(fs::symlink_status(dir));
+
+  if (mode == RunDirMode::Resume) {
+    INGOT_CHECK_AS(exists, InputError,
+                   "{} does not exist: there is nothing to resume; run without --resume to start it", shown);
+    INGOT_CHECK_AS(fs::is_directory(dir), InputError,
+                   "{} is not a folder: move it away or pass --force instead of --resume", shown);
+    RunDir run(dir, mode);
+    INGOT_CHECK_AS(
+        run.latest_checkpoint().has_value(), InputError,
+        "{} has no checkpoint to resume from ({} is missing): pass --force instead of --resume to start over", shown,
+        run.latest_pointer_path().string());
+    return run;
+  }
+
+  INGOT_CHECK_AS(!exists || mode == RunDirMode::Force, InputError,
+                 "{} already exists: pass --resume to continue it or --force to replace it", shown);
+  std::error_code ec;
+  fs::create_directories(base, ec);
+  INGOT_CHECK_AS(!ec, InputError, "{}: cannot create the runs folder: {}", base.string(), ec.message());
+  RunDir run(dir, mode);
+  if (exists) {
+    const fs::path aside = aside_name(dir);
+    fs::rename(dir, aside, ec);
+    INGOT_CHECK_AS(!ec, InputError, "{}: cannot move the old run aside to {}: {}", shown, aside.string(), ec.message());
+    run.moved_aside_ = aside;
+  }
+  // create_directory reports false when someone else created it meanwhile: refuse rather than share.
+  const bool created = fs::create_directory(dir, ec);
+  INGOT_CHECK_AS(!ec, InputError, "{}: cannot create the run folder: {}", shown, ec.message());
+  INGOT_CHECK_AS(created, InputError, "{} already exists: pass --resume to continue it or --force to replace it",
+                 shown);
+  fs::create_directory(run.checkpoints_dir(), ec);
+  INGOT_CHECK_AS(!ec, InputError, "{}: cannot create: {}", run.checkpoints_dir().string(), ec.message());
+  return run;
+}
+
+fs::path RunDir::epoch_checkpoint(int64_t epoch) const { return checkpoints_dir() / fmt::format("epoch-{:03}", epoch); }
+
+fs::path RunDir::step_checkpoint(int64_t step) const { return checkpoints_dir() / fmt::format("step-{:08}", step); }
+
+void RunDir::set_latest_checkpoint(const fs::path& stem) const {
+  const std::string name = stem.filename().string();
+  INGOT_CHECK(valid_stem(name) && stem.parent_path() == checkpoints_dir(),
+              "set_latest_checkpoint: {} is not a checkpoint stem inside {}", stem.string(),
+              checkpoints_dir().string());
+  io::atomic_write(latest_pointer_path(), name + "\n");
+}
+
+std::optional<fs::path> RunDir::latest_checkpoint() const {
+  const fs::path pointer = latest_pointer_path();
+  if (!fs::exists(fs::symlink_status(pointer))) return std::nullopt;
+  std::ifstream in(pointer);
+  std::string stem;
+  std::getline(in, stem);
+  INGOT_CHECK_AS(in.good() || in.eof(), InputError, "{}: cannot read the checkpoint pointer", pointer.string());
+  INGOT_CHECK_AS(valid_stem(stem), InputError,
+                 "{}: expected one line naming a checkpoint (e.g. epoch-003), got '{:.60}'; fix or delete it",
+                 pointer.string(), stem);
+  const std::string prefix = stem + ".";
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir())) {
+    const std::string file = entry.path().filename().string();
+    if (file.compare(0, prefix.size(), prefix) == 0 && file.find(".tmp-") == std::string::npos) {
+      return checkpoints_dir() / stem;
+    }
+  }
+  throw InputError(fmt::format("{} names checkpoint '{}' but no {}.* file is in {}", pointer.string(), stem, stem,
+                               checkpoints_dir().string()));
+}
+
+void RunDir::write_config(const YAML::Node& resolved) const {
+  YAML::Emitter out;
+  out << resolved;
+  INGOT_CHECK(out.good(), "{}: cannot emit the resolved config: {}", config_path().string(), out.GetLastError());
+  io::atomic_write(config_path(), std::string(out.c_str()) + "\n");
+}
+
+void RunDir::write_summary(std::string_view json) const { io::atomic_write(summary_path(), json); }
+
+}  // namespace ingot::train

@@ -1,0 +1,92 @@
+// Schema and parsing of `train:` and `stages:`.
+#include "ingot/train/train_config.h"
+
+#include <fmt/format.h>
+
+#include "ingot/optim/lr_schedule.h"
+#include "ingot/optim/optimizer_config.h"
+#include "ingot/runtime/error.h"
+
+namespace ingot::train {
+
+config::Schema train_schema() {
+  config::Schema loss;
+  loss.string("type", false, {"cross_entropy"}).number("label_smoothing", 0.0, 1.0);
+  config::Schema s;
+  s.integer("epochs", 1, 100000)
+      .integer("steps", 1, 1e12)
+      .integer("accumulate", 1, 4096)
+      .number("clip_grad_norm", 0.0)
+      .number("clip_grad_value", 0.0)
+      .section("loss", std::move(loss))
+      .integer("log_every", 1, 1e9)
+      .integer("checkpoint_every", 1, 100000)
+      .boolean("eval_every_epoch")
+      .section("optimizer", optim::optimizer_schema())
+      .section("scheduler", optim::scheduler_schema());
+  return s;
+}
+
+TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) {
+  TrainConfig c;
+  if (node && node.IsMap()) {
+    if (node["epochs"]) c.epochs = node["epochs"].as<int64_t>();
+    if (node["steps"]) c.steps = node["steps"].as<int64_t>();
+    if (node["accumulate"]) c.accumulate = node["accumulate"].as<int64_t>();
+    if (node["clip_grad_norm"]) c.clip_grad_norm = node["clip_grad_norm"].as<double>();
+    if (node["clip_grad_value"]) c.clip_grad_value = node["clip_grad_value"].as<double>();
+    if (const YAML::Node loss = node["loss"]) {
+      if (loss["type"]) c.loss = loss["type"].as<std::string>();
+      if (loss["label_smoothing"]) c.label_smoothing = loss["label_smoothing"].as<double>();
+    }
+    if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
+    if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
+    if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
+    c.optimizer = node["optimizer"];
+    c.scheduler = node["scheduler"];
+  }
+  if (!c.optimizer || c.optimizer.IsNull()) {
+    c.optimizer = YAML::Node(YAML::NodeType::Map);
+    c.optimizer["type"] = "adamw";
+  }
+  (void)file;
+  return c;
+}
+
+const char* stage_name(Stage stage) {
+  switch (stage) {
+    case Stage::Train:
+      return "train";
+    case Stage::Evaluate:
+      return "evaluate";
+    case Stage::Save:
+      return "save";
+  }
+  return "?";
+}
+
+std::vector<Stage> parse_stages(const YAML::Node& node, const std::string& file) {
+  if (!node || node.IsNull()) return {Stage::Train, Stage::Evaluate, Stage::Save};
+  if (!node.IsSequence())
+    throw ConfigError(fmt::format("{}: stages: expected a list of train | evaluate | save", config::where(file, node)));
+  const std::vector<std::string> names{"train", "evaluate", "save"};
+  std::vector<Stage> out;
+  for (const YAML::Node& item : node) {
+    const std::string name = item.IsScalar() ? item.as<std::string>() : "";
+    if (name == "train") {
+      out.push_back(Stage::Train);
+    } else if (name == "evaluate") {
+      out.push_back(Stage::Evaluate);
+    } else if (name == "save") {
+      out.push_back(Stage::Save);
+    } else {
+      const std::string hint = config::closest_match(name, names);
+      throw ConfigError(fmt::format("{}: stages: unknown stage {}{}; expected train, evaluate or save",
+                                    config::where(file, item), config::quote_value(name),
+                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+    }
+  }
+  return out;
+}
+
+}  // namespace ingot::train

@@ -1,0 +1,138 @@
+// The training loop.
+#include "ingot/train/trainer.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "ingot/nn/loss.h"
+#include "ingot/ops/elementwise.h"
+#include "ingot/optim/clip_grad.h"
+#include "ingot/train/interrupt.h"
+
+namespace ingot::train {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Sets every group's lr from the schedule at `step`; returns the first group's.
+double apply_schedule(optim::Optimizer& opt, const optim::LrSchedule& schedule, int64_t step) {
+  double first = 0.0;
+  bool have = false;
+  for (optim::ParamGroup& g : opt.param_groups()) {
+    g.options.lr = schedule.lr(step, g.initial_lr);
+    if (!have) first = g.options.lr;
+    have = true;
+  }
+  return first;
+}
+
+}  // namespace
+
+TrainPlan make_train_plan(const TrainConfig& config, int64_t batches_per_epoch) {
+  TrainPlan p;
+  p.batches_per_epoch = batches_per_epoch;
+  INGOT_CHECK_AS(batches_per_epoch > 0, InputError,
+                 "training data gives no batch per epoch: lower data.batch_size or set data.drop_last: false");
+  p.steps_per_epoch = (batches_per_epoch + config.accumulate - 1) / config.accumulate;
+  if (config.steps > 0) {
+    p.total_steps = config.steps;
+    p.epochs = (config.steps + p.steps_per_epoch - 1) / p.steps_per_epoch;
+  } else {
+    p.epochs = config.epochs;
+    p.total_steps = config.epochs * p.steps_per_epoch;
+  }
+  return p;
+}
+
+TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
+                       TrainPosition& position, const EpochEnd& on_epoch_end) {
+  nn::Module& model = *ctx.model;
+  optim::Optimizer& opt = *ctx.optimizer;
+  data::DataLoader& loader = *ctx.loader;
+  const std::vector<Tensor> params = model.parameters();
+  nn::CrossEntropyOptions loss_options;
+  loss_options.label_smoothing = config.label_smoothing;
+  const double micro_scale = 1.0 / static_cast<double>(config.accumulate);
+
+  while (position.epoch < plan.epochs && position.step < plan.total_steps) {
+    const int64_t epoch = position.epoch;
+    loader.begin_epoch(epoch, position.batch);
+    if (ctx.progress) ctx.progress->start_epoch(epoch + 1, plan.epochs, plan.batches_per_epoch);
+    model.train();
+    opt.zero_grad();
+    const auto epoch_start = std::chrono::steady_clock::now();
+    double epoch_loss = 0.0, group_loss = 0.0, shown_loss = 0.0;
+    int64_t epoch_batches = 0, micro = 0, group_images = 0;
+    auto step_start = std::chrono::steady_clock::now();
+    bool stop = false;
+    while (auto batch = loader.next()) {
+      const double lr = apply_schedule(opt, *ctx.schedule, position.step);
+      const Tensor logits = model.forward(batch->inputs);
+      const Tensor loss = nn::cross_entropy(logits, batch->targets, loss_options);
+      (config.accumulate > 1 ? loss * micro_scale : loss).backward();
+      const double value = loss.item();
+      group_loss += value;
+      epoch_loss += value;
+      ++epoch_batches;
+      ++micro;
+      group_images += batch->targets.numel();
+      shown_loss = epoch_loss / static_cast<double>(epoch_batches);
+      if (ctx.progress) ctx.progress->update(batch->index + 1, batch->targets.numel(), shown_loss, lr);
+
+      const bool last_of_epoch = batch->index + 1 == plan.batches_per_epoch;
+      if (micro < config.accumulate && !last_of_epoch) continue;
+      // One optimizer step over the group's accumulated gradients.
+      double grad_norm = -1.0;
+      if (config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(params, *config.clip_grad_norm);
+      if (config.clip_grad_value) optim::clip_grad_value_(params, *config.clip_grad_value);
+      opt.step();
+      opt.zero_grad();
+      ++position.step;
+      position.batch = batch->index + 1;
+      position.rng = ctx.dropout_gen->state();
+      if (ctx.metrics && (position.step % config.log_every == 0 || position.step == plan.total_steps)) {
+        const double secs = seconds_since(step_start);
+        Record r = train_step_record(epoch + 1, position.step, group_loss / static_cast<double>(micro), lr,
+                                     secs > 0 ? static_cast<double>(group_images) / secs : 0.0, secs);
+        if (grad_norm >= 0) r.set("grad_norm", grad_norm);
+        ctx.metrics->log(r);
+      }
+      group_loss = 0.0;
+      micro = 0;
+      group_images = 0;
+      step_start = std::chrono::steady_clock::now();
+      if (position.step >= plan.total_steps || interrupted()) {
+        stop = true;
+        break;
+      }
+    }
+    const bool epoch_done = position.batch >= plan.batches_per_epoch;
+    const double secs = seconds_since(epoch_start);
+    if (ctx.progress)
+      ctx.progress->finish_epoch(epoch_done ? "" : fmt::format("  stopped at batch {}", position.batch));
+    if (!epoch_done) {
+      loader.stop();
+      if (position.step >= plan.total_steps) {  // a `steps:` budget ending mid-epoch
+        if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
+        return TrainStatus::Finished;
+      }
+      return TrainStatus::Interrupted;
+    }
+    position.epoch = epoch + 1;
+    position.batch = 0;
+    if (ctx.metrics) {
+      Record r("epoch", epoch + 1, position.step);
+      r.set("loss", shown_loss).set("time_s", secs).set("batches", epoch_batches);
+      ctx.metrics->log(r);
+    }
+    if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
+    if (stop && interrupted()) return TrainStatus::Interrupted;
+  }
+  return TrainStatus::Finished;
+}
+
+}  // namespace ingot::train

@@ -1,0 +1,147 @@
+// RunDir: refusal without --resume / --force, --force keeps the old run aside, --resume needs a
+// checkpoint, the latest-checkpoint pointer, and the files written into the folder.
+#include <catch2/catch.hpp>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ingot/runtime/error.h"
+#include "ingot/train/run_dir.h"
+#include "temp_dir.h"
+
+namespace fs = std::filesystem;
+using ingot::train::RunDir;
+using ingot::train::RunDirMode;
+
+namespace {
+
+template <class E, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no exception>";
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("RunDir: creates the folder and refuses to reuse it", "[train][run_dir]") {
+  ingot::test::TempDir tmp;
+  const fs::path base = tmp.path() / "runs";  // created on demand
+  const RunDir run = RunDir::open("foo", RunDirMode::Create, base);
+  CHECK(run.path() == base / "foo");
+  CHECK(fs::is_directory(run.checkpoints_dir()));
+  CHECK(run.config_path() == base / "foo" / "config.resolved.yaml");
+  CHECK(run.metrics_path() == base / "foo" / "metrics.jsonl");
+  CHECK(run.summary_path() == base / "foo" / "summary.json");
+  CHECK(run.epoch_checkpoint(3) == base / "foo" / "checkpoints" / "epoch-003");
+  CHECK(run.step_checkpoint(1234) == base / "foo" / "checkpoints" / "step-00001234");
+  CHECK_FALSE(run.latest_checkpoint().has_value());
+
+  const std::string msg = message_of<ingot::InputError>([&] { RunDir::open("foo", RunDirMode::Create, base); });
+  CHECK(msg == (base / "foo").string() + " already exists: pass --resume to continue it or --force to replace it");
+  CHECK(ingot::InputError("x").exit_code() == ingot::ExitCode::Usage);
+}
+
+TEST_CASE("RunDir: --force moves the old run aside, losing nothing", "[train][run_dir]") {
+  ingot::test::TempDir tmp;
+  const fs::path base = tmp.path();
+  const RunDir old_run = RunDir::open("foo", RunDirMode::Create, base);
+  ingot::test::write_text(old_run.metrics_path(), "{\"step\":1}\n");
+
+  const RunDir run = RunDir::open("foo", RunDirMode::Force, base);
+  REQUIRE(run.moved_aside().has_value());
+  const fs::path aside = *run.moved_aside();
+  CHECK(aside.parent_path() == base);
+  CHECK(aside.filename().string().rfind("foo.old-", 0) == 0);
+  CHECK(ingot::test::read_text(aside / "metrics.jsonl") == "{\"step\":1}\n");
+  CHECK(names_in(run.path()) == std::vector<std::string>{"checkpoints"});
+
+  // A second --force within the same second picks another name and keeps both old runs.
+  const RunDir again = RunDir::open("foo", RunDirMode::Force, base);
+  REQUIRE(again.moved_aside().has_value());
+  CHECK(*again.moved_aside() != aside);
+  CHECK(fs::exists(aside / "metrics.jsonl"));
+  CHECK(names_in(base).size() == 3);
+
+  // --force on a fresh name simply creates it.
+  const RunDir fresh = RunDir::open("bar", RunDirMode::Force, base);
+  CHECK_FALSE(fresh.moved_aside().has_value());
+  CHECK(fs::is_directory(fresh.path()));
+}
+
+TEST_CASE("RunDir: --resume needs the folder and a complete checkpoint", "[train][run_dir]") {
+  ingot::test::TempDir tmp;
+  const fs::path base = tmp.path();
+  CHECK(message_of<ingot::InputError>([&] { RunDir::open("foo", RunDirMode::Resume, base); }).find("does not exist") !=
+        std::string::npos);
+
+  const RunDir run = RunDir::open("foo", RunDirMode::Create, base);
+  const std::string no_ckpt = message_of<ingot::InputError>([&] { RunDir::open("foo", RunDirMode::Resume, base); });
+  CHECK(no_ckpt.find("no checkpoint to resume from") != std::string::npos);
+  CHECK(no_ckpt.find("--force") != std::string::npos);
+
+  const fs::path stem = run.epoch_checkpoint(2);
+  ingot::test::write_text(fs::path(stem).concat(".safetensors"), "weights");
+  run.set_latest_checkpoint(stem);
+  CHECK(ingot::test::read_text(run.latest_pointer_path()) == "epoch-002\n");
+  const RunDir resumed = RunDir::open("foo", RunDirMode::Resume, base);
+  CHECK(resumed.mode() == RunDirMode::Resume);
+  REQUIRE(resumed.latest_checkpoint().has_value());
+  CHECK(*resumed.latest_checkpoint() == stem);
+  CHECK(ingot::test::read_text(fs::path(stem).concat(".safetensors")) == "weights");  // resume touches nothing
+
+  // A pointer naming missing files, or garbage, is refused with the pointer's path.
+  run.set_latest_checkpoint(run.epoch_checkpoint(3));
+  CHECK(message_of<ingot::InputError>([&] { (void)run.latest_checkpoint(); }).find("epoch-003") != std::string::npos);
+  ingot::test::write_text(run.latest_pointer_path(), "../../etc/passwd\n");
+  CHECK(message_of<ingot::InputError>([&] {
+          RunDir::open("foo", RunDirMode::Resume, base);
+        }).find(run.latest_pointer_path().string()) != std::string::npos);
+  CHECK_THROWS_AS(run.set_latest_checkpoint(tmp.path() / "elsewhere"), ingot::Error);
+}
+
+TEST_CASE("RunDir: flags and names", "[train][run_dir]") {
+  using ingot::train::run_dir_mode;
+  CHECK(run_dir_mode(false, false) == RunDirMode::Create);
+  CHECK(run_dir_mode(true, false) == RunDirMode::Resume);
+  CHECK(run_dir_mode(false, true) == RunDirMode::Force);
+  CHECK_THROWS_AS(run_dir_mode(true, true), ingot::ConfigError);
+
+  ingot::test::TempDir tmp;
+  for (const char* bad : {"", "..", ".hidden", "a/b", "a b", "../up"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(RunDir::open(bad, RunDirMode::Create, tmp.path()), ingot::ConfigError);
+  }
+  CHECK(names_in(tmp.path()).empty());
+  CHECK_NOTHROW(RunDir::open("fashion_mnist-cnn.v2", RunDirMode::Create, tmp.path()));
+}
+
+TEST_CASE("RunDir: resolved config and summary are written whole", "[train][run_dir]") {
+  ingot::test::TempDir tmp;
+  const RunDir run = RunDir::open("foo", RunDirMode::Create, tmp.path());
+  const YAML::Node config =
+      YAML::Load("name: foo\nseed: 7\ntrain:\n  epochs: 3\n  optimizer: {type: adamw, lr: 0.001}\n");
+  run.write_config(config);
+  const YAML::Node back = YAML::LoadFile(run.config_path().string());
+  CHECK(back["name"].as<std::string>() == "foo");
+  CHECK(back["seed"].as<int>() == 7);
+  CHECK(back["train"]["optimizer"]["lr"].as<double>() == 0.001);
+
+  run.write_summary("{\"accuracy\":0.9}");
+  run.write_summary("{\"accuracy\":0.91}");
+  CHECK(ingot::test::read_text(run.summary_path()) == "{\"accuracy\":0.91}");
+  CHECK(names_in(run.path()) == std::vector<std::string>{"checkpoints", "config.resolved.yaml", "summary.json"});
+}
