@@ -1,0 +1,69 @@
+// DeviceContext: one GPU's compute stream, library handles (cuBLAS, cuBLASLt, cuDNN, created on
+// first use) and caching allocator. Every op and copy of the backend runs on the compute stream.
+#pragma once
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <mutex>
+#include <string>
+
+#include "caching_allocator.h"
+#include "ingot/plugin/ingot_plugin.h"
+
+namespace ingot::cuda {
+
+class DeviceContext {
+ public:
+  explicit DeviceContext(int device);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  int device() const { return device_; }
+  /// The compute stream; its native handle is what core passes back as ingot_exec_context.stream.
+  cudaStream_t stream() const { return stream_; }
+  /// The stream a call runs on: the context's when core names one, else the compute stream.
+  cudaStream_t stream_for(const ingot_exec_context* ctx) const;
+  CachingAllocator& allocator() { return allocator_; }
+  const cudaDeviceProp& props() const { return props_; }
+  /// "NVIDIA H200 (sm_90, 139.8 GiB)".
+  std::string describe() const;
+
+  cublasLtHandle_t cublaslt();
+  cudnnHandle_t cudnn();
+  /// cuBLASLt's workspace: one block kept for the process (32 MiB, as cuBLAS recommends on Hopper).
+  void* matmul_workspace(size_t& bytes);
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+  cudaDeviceProp props_{};
+  CachingAllocator allocator_;
+  std::mutex mu_;
+  cublasLtHandle_t lt_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
+  void* lt_workspace_ = nullptr;
+  size_t lt_workspace_bytes_ = 0;
+};
+
+/// Records two events around work on a stream and reports the milliseconds between them.
+class EventTimer {
+ public:
+  EventTimer();
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start(cudaStream_t stream);
+  void stop(cudaStream_t stream);
+  /// Waits for the stop event.
+  float elapsed_ms();
+
+ private:
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+}  // namespace ingot::cuda

@@ -1,0 +1,174 @@
+// Multi-tensor ops: GLOBAL_NORM (sum of squares in double, atomically accumulated, then sqrt),
+// SGD_UPDATE and ADAM_UPDATE with torch.optim's semantics (computed in double, state rounded to
+// its dtype before use, like the reference). Updates are fused: one launch per chunk of up to
+// kMaxTensors parameters, blockIdx.y picks the parameter.
+#include <cmath>
+
+#include "k_common.cuh"
+
+namespace ingot::cuda {
+namespace {
+
+constexpr int kMaxTensors = 24;
+
+struct TensorList {
+  void* ptr[5][kMaxTensors];
+  int32_t dtype[5][kMaxTensors];
+  int64_t numel[kMaxTensors];
+  int count;
+};
+
+struct SgdArgs {
+  double lr, momentum, dampening, weight_decay;
+  int nesterov, first_step, use_buf;
+};
+
+__global__ void sgd_kernel(TensorList t, SgdArgs a) {
+  const int k = blockIdx.y;
+  const int64_t n = t.numel[k];
+  void* p = t.ptr[0][k];
+  const void* g = t.ptr[1][k];
+  void* b = t.ptr[2][k];
+  INGOT_GRID_STRIDE(i, n) {
+    const double w = load_as<double>(p, t.dtype[0][k], i);
+    double d = load_as<double>(g, t.dtype[1][k], i) + a.weight_decay * w;
+    if (a.use_buf) {
+      const double m = a.first_step ? d : a.momentum * load_as<double>(b, t.dtype[2][k], i) + (1.0 - a.dampening) * d;
+      store_as<double>(b, t.dtype[2][k], i, m);
+      const double mr = load_as<double>(b, t.dtype[2][k], i);
+      d = a.nesterov ? d + a.momentum * mr : mr;
+    }
+    store_as<double>(p, t.dtype[0][k], i, w - a.lr * d);
+  }
+}
+
+struct AdamArgs {
+  double lr, beta1, beta2, eps, weight_decay, step_size, bias2_sqrt;
+  int decoupled, amsgrad;
+};
+
+__global__ void adam_kernel(TensorList t, AdamArgs a) {
+  const int k = blockIdx.y;
+  const int64_t n = t.numel[k];
+  INGOT_GRID_STRIDE(i, n) {
+    double w = load_as<double>(t.ptr[0][k], t.dtype[0][k], i);
+    double g = load_as<double>(t.ptr[1][k], t.dtype[1][k], i);
+    if (a.decoupled) {
+      w *= 1.0 - a.lr * a.weight_decay;
+    } else {
+      g += a.weight_decay * w;
+    }
+    const double m = a.beta1 * load_as<double>(t.ptr[2][k], t.dtype[2][k], i) + (1.0 - a.beta1) * g;
+    const double v = a.beta2 * load_as<double>(t.ptr[3][k], t.dtype[3][k], i) + (1.0 - a.beta2) * g * g;
+    store_as<double>(t.ptr[2][k], t.dtype[2][k], i, m);
+    store_as<double>(t.ptr[3][k], t.dtype[3][k], i, v);
+    const double mr = load_as<double>(t.ptr[2][k], t.dtype[2][k], i);
+    double vr = load_as<double>(t.ptr[3][k], t.dtype[3][k], i);
+    if (a.amsgrad) {
+      vr = fmax(vr, load_as<double>(t.ptr[4][k], t.dtype[4][k], i));
+      store_as<double>(t.ptr[4][k], t.dtype[4][k], i, vr);
+    }
+    const double denom = sqrt(vr) / a.bias2_sqrt + a.eps;
+    store_as<double>(t.ptr[0][k], t.dtype[0][k], i, w - a.step_size * mr / denom);
+  }
+}
+
+__global__ void sum_squares_kernel(const void* x, int32_t dtype, Indexer<1> ix, int64_t n, double* acc) {
+  int64_t off[1];
+  double s = 0.0;
+  INGOT_GRID_STRIDE(i, n) {
+    ix.offsets(i, off);
+    const double v = load_as<double>(x, dtype, off[0]);
+    s += v * v;
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) atomicAdd(acc, s);
+}
+
+__global__ void sqrt_store_kernel(const double* acc, void* out, int32_t dtype) { store_as<double>(out, dtype, 0, sqrt(*acc)); }
+
+bool contiguous_same_shape(const ingot_tensor_desc& a, const ingot_tensor_desc& b) {
+  if (!sdk::is_contiguous(a) || !sdk::is_contiguous(b) || a.ndim != b.ndim) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (a.shape[d] != b.shape[d]) return false;
+  return true;
+}
+
+// Launches `kernel` over groups of `per` tensors (param first), kMaxTensors groups at a time.
+template <class Args>
+void launch_groups(const sdk::OpCall& c, int per, void (*kernel)(TensorList, Args), const Args& args, const Launch& l) {
+  for (int first = 0; first < c.n_in; first += per * kMaxTensors) {
+    TensorList t{};
+    int64_t largest = 0;
+    for (int k = first; k < c.n_in && t.count < kMaxTensors; k += per, ++t.count) {
+      for (int j = 0; j < per; ++j) {
+        t.ptr[j][t.count] = sdk::data_ptr(c.in[k + j]);
+        t.dtype[j][t.count] = c.in[k + j].dtype;
+      }
+      t.numel[t.count] = sdk::numel(c.in[k]);
+      largest = t.numel[t.count] > largest ? t.numel[t.count] : largest;
+    }
+    if (largest == 0) continue;
+    const dim3 grid(grid_for(largest, l), static_cast<unsigned>(t.count));
+    kernel<<<grid, kThreads, 0, l.stream>>>(t, args);
+    check_launch("optimizer update");
+  }
+}
+
+}  // namespace
+
+bool optim_supports(const sdk::OpCall& c) {
+  if (c.op == INGOT_OP_GLOBAL_NORM) {
+    if (!all_device_strided(c)) return false;
+    for (int i = 0; i < c.n_in; ++i)
+      if (!has_dtype(INGOT_DTYPES_FLOAT, c.in[i].dtype)) return false;
+    return c.n_out == 1 && sdk::numel(c.out[0]) == 1 && has_dtype(INGOT_DTYPES_FLOAT, c.out[0].dtype);
+  }
+  if (c.n_out != 0 || c.attrs == nullptr) return false;
+  int per = 3;
+  bool use_buf = true;
+  if (c.op == INGOT_OP_SGD_UPDATE) {
+    use_buf = sdk::attr<ingot_attr_sgd>(c.attrs).momentum != 0.0;
+  } else {
+    const auto& a = sdk::attr<ingot_attr_adam>(c.attrs);
+    per = a.amsgrad ? 5 : 4;
+    if (a.step < 1) return false;
+  }
+  if (c.n_in % per != 0) return false;
+  for (int k = 0; k < c.n_in; k += per)
+    for (int j = 0; j < per; ++j) {
+      if (j == 2 && !use_buf) continue;  // SGD without momentum: the buffer may be absent (any desc)
+      const ingot_tensor_desc& t = c.in[k + j];
+      if (!is_device_strided(t) || !has_dtype(INGOT_DTYPES_FLOAT, t.dtype)) return false;
+      if (j > 0 && !contiguous_same_shape(c.in[k], t)) return false;
+    }
+  return true;
+}
+
+void optim_run(const sdk::OpCall& c, const Launch& l) {
+  if (c.op == INGOT_OP_GLOBAL_NORM) {
+    Scratch acc(*l.mem, sizeof(double));
+    cudaMemsetAsync(acc.get(), 0, sizeof(double), l.stream);
+    for (int k = 0; k < c.n_in; ++k) {
+      const int64_t n = sdk::numel(c.in[k]);
+      if (n == 0) continue;
+      const Indexer<1> ix = make_indexer<1>(c.in[k], nullptr);
+      sum_squares_kernel<<<grid_for(n, l), kThreads, 0, l.stream>>>(sdk::data_ptr<const void>(c.in[k]), c.in[k].dtype,
+                                                                    ix, n, acc.as<double>());
+    }
+    sqrt_store_kernel<<<1, 1, 0, l.stream>>>(acc.as<double>(), sdk::data_ptr(c.out[0]), c.out[0].dtype);
+    return check_launch("global_norm");
+  }
+  if (c.op == INGOT_OP_SGD_UPDATE) {
+    const auto& a = sdk::attr<ingot_attr_sgd>(c.attrs);
+    const SgdArgs args{a.lr, a.momentum, a.dampening, a.weight_decay, a.nesterov, a.first_step, a.momentum != 0.0};
+    return launch_groups(c, 3, sgd_kernel, args, l);
+  }
+  const auto& a = sdk::attr<ingot_attr_adam>(c.attrs);
+  const double step = static_cast<double>(a.step);
+  const AdamArgs args{a.lr,          a.beta1, a.beta2, a.eps, a.weight_decay, a.lr / (1.0 - std::pow(a.beta1, step)),
+                      std::sqrt(1.0 - std::pow(a.beta2, step)), a.decoupled, a.amsgrad};
+  launch_groups(c, a.amsgrad ? 5 : 4, adam_kernel, args, l);
+}
+
+}  // namespace ingot::cuda

@@ -1,0 +1,46 @@
+// The op families of the CUDA backend: each .cu file (one per family) says which calls it runs
+// (`*_supports`, host-only checks on descriptors) and runs them on the compute stream (`*_run`).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "device_memory.h"
+#include "ingot/plugin/sdk.h"
+
+namespace ingot::cuda {
+
+/// What a family needs to launch work: the stream, scratch memory and the SM count (grid sizes).
+struct Launch {
+  cudaStream_t stream;
+  DeviceMemory* mem;
+  int sm_count;
+};
+
+/// Strided, on this backend's device, at most INGOT_MAX_DIMS dims (every family needs this).
+bool is_device_strided(const ingot_tensor_desc& d);
+/// Every input and output of the call is device-strided.
+bool all_device_strided(const sdk::OpCall& c);
+inline bool has_dtype(uint32_t mask, int32_t dtype) { return dtype >= 0 && dtype < INGOT_DTYPE_COUNT && ((mask >> dtype) & 1u); }
+
+#define INGOT_CUDA_FAMILY(name)                  \
+  bool name##_supports(const sdk::OpCall& call); \
+  void name##_run(const sdk::OpCall& call, const Launch& launch);
+
+INGOT_CUDA_FAMILY(unary)     // k_elementwise.cu: NEG .. LOGICAL_NOT
+INGOT_CUDA_FAMILY(binary)    // k_elementwise.cu: ADD .. MINIMUM, comparisons, logical ops, WHERE
+INGOT_CUDA_FAMILY(creation)  // k_creation.cu: FILL, COPY, CAST, ARANGE
+INGOT_CUDA_FAMILY(reduce)    // k_reduce.cu: SUM MEAN MAX MIN ARGMAX
+INGOT_CUDA_FAMILY(softmax)   // k_softmax.cu: SOFTMAX, LOG_SOFTMAX and their backward ops
+INGOT_CUDA_FAMILY(norm)      // k_norm.cu: LAYER_NORM, BATCH_NORM and their backward ops
+INGOT_CUDA_FAMILY(pool)      // k_pool.cu: MAX_POOL2D, AVG_POOL2D and their backward ops
+INGOT_CUDA_FAMILY(index)     // k_index.cu: CONCAT PAD GATHER INDEX_SELECT SCATTER_ADD
+INGOT_CUDA_FAMILY(sort)      // k_sort.cu: SORT TOPK
+INGOT_CUDA_FAMILY(rng)       // k_rng.cu: UNIFORM BERNOULLI NORMAL DROPOUT
+INGOT_CUDA_FAMILY(optim)     // k_optim.cu: GLOBAL_NORM SGD_UPDATE ADAM_UPDATE
+
+#undef INGOT_CUDA_FAMILY
+
+/// Throws sdk::Failure for a failed launch (cudaGetLastError after <<<>>>).
+void check_launch(const char* kernel);
+
+}  // namespace ingot::cuda

@@ -1,0 +1,18 @@
+# Runs the conformance suite (SUITE) when the cuda backend is available, as the probe test
+# (PROBE = test_cuda_gpu "[cuda-available]") says; prints "INGOT_SKIP: <reason>" otherwise.
+execute_process(COMMAND ${PROBE} "[cuda-available]" OUTPUT_VARIABLE probe_out ERROR_VARIABLE probe_err RESULT_VARIABLE probe_rc)
+if(probe_out MATCHES "INGOT_SKIP: ([^\n]*)")
+  message("INGOT_SKIP: cuda conformance: ${CMAKE_MATCH_1}")
+  return()
+endif()
+if(NOT probe_rc EQUAL 0)
+  message(FATAL_ERROR "cuda probe test failed:\n${probe_out}${probe_err}")
+endif()
+execute_process(COMMAND ${SUITE} "[conformance]" OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "conformance on cuda failed (exit ${rc})")
+endif()
+if(NOT out MATCHES "conformance: cuda \\(")
+  message(FATAL_ERROR "the conformance summary does not mention the cuda backend: was it loaded?")
+endif()
