@@ -1,7 +1,8 @@
 #!/bin/bash
 # End-to-end checks of `ingot run` on small synthetic pipelines: the run folder's files, the
-# never-overwrite rule, --force, and resume after SIGINT / SIGTERM matching an uninterrupted run.
-# Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_int | resume_term)
+# never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
+# uninterrupted run.
+# Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | init_from | resume_int | resume_term)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -44,6 +45,24 @@ refuse)
     fail "--force did not keep the old run aside"
   # Same seed, same threads: the new run repeats the old one exactly.
   [ "$(losses "$old/metrics.jsonl")" = "$(losses "$work/tiny_mlp/metrics.jsonl")" ] || fail "a rerun differs"
+  ;;
+init_from)
+  # Weights saved by one run, loaded by another that only evaluates: the same test results.
+  "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" > "$work/a.txt" 2>&1 || fail "run failed"
+  { sed 's/^name: tiny_mlp/name: tiny_mlp_eval/' tests/pipeline/configs/tiny_mlp.yaml
+    echo "init_from: $work/tiny_mlp/model.safetensors"
+    echo "stages: [evaluate]"; } > "$work/eval.yaml"
+  "$ingot" run "$work/eval.yaml" --runs-dir "$work" > "$work/b.txt" 2>&1 || { cat "$work/b.txt"; fail "init_from run failed"; }
+  want=$(grep -m1 -o 'accuracy [0-9.]*%  loss [0-9.]*' <(grep '^evaluate:' "$work/a.txt" | tail -1))
+  got=$(grep -m1 -o 'accuracy [0-9.]*%  loss [0-9.]*' <(grep '^evaluate:' "$work/b.txt" | tail -1))
+  [ -n "$want" ] && [ "$want" = "$got" ] || fail "init_from evaluation '$got' differs from the trained run's '$want'"
+  ! grep -q '"event":"train_step"' "$work/tiny_mlp_eval/metrics.jsonl" || fail "an evaluate-only run trained"
+  # Weights of another model are refused by name, exit 2, one line.
+  { sed 's/^name: tiny_mlp/name: tiny_mlp_wrong/; s/sizes: \[64, 32, 4\]/sizes: [64, 16, 4]/' tests/pipeline/configs/tiny_mlp.yaml
+    echo "init_from: $work/tiny_mlp/model.safetensors"; } > "$work/wrong.yaml"
+  set +e; "$ingot" run "$work/wrong.yaml" --runs-dir "$work" > /dev/null 2> "$work/err.txt"; code=$?; set -e
+  [ $code -eq 2 ] && grep -q "init_from.*size mismatch\|init_from.*shape" "$work/err.txt" ||
+    fail "wrong weights: exit $code, $(cat "$work/err.txt")"
   ;;
 resume_int|resume_term)
   sig=INT; want=130
