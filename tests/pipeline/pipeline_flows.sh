@@ -2,7 +2,8 @@
 # End-to-end checks of `ingot run` on small synthetic pipelines: the run folder's files, the
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
 # uninterrupted run.
-# Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | init_from | resume_int | resume_term)
+# Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
+#        resume_int | resume_term)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -45,6 +46,21 @@ refuse)
     fail "--force did not keep the old run aside"
   # Same seed, same threads: the new run repeats the old one exactly.
   [ "$(losses "$old/metrics.jsonl")" = "$(losses "$work/tiny_mlp/metrics.jsonl")" ] || fail "a rerun differs"
+  ;;
+resume_changed)
+  # A resume with another config is refused and changes nothing.
+  "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" > /dev/null 2>&1 || fail "run failed"
+  before=$(md5sum "$work/tiny_mlp/metrics.jsonl" "$work/tiny_mlp/config.resolved.yaml")
+  sed 's/lr: 0.01/lr: 0.02/' tests/pipeline/configs/tiny_mlp.yaml > "$work/changed.yaml"
+  set +e; "$ingot" run "$work/changed.yaml" --runs-dir "$work" --resume > /dev/null 2> "$work/err.txt"; code=$?; set -e
+  [ $code -eq 2 ] && grep -q "the config changed since the run started.*lr: 0.02" "$work/err.txt" ||
+    fail "changed config: exit $code, $(cat "$work/err.txt")"
+  [ "$(md5sum "$work/tiny_mlp/metrics.jsonl" "$work/tiny_mlp/config.resolved.yaml")" = "$before" ] ||
+    fail "the refused resume touched the run"
+  # The same config resumes a finished run: nothing left to train, evaluation and save run again.
+  "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" --resume > "$work/out.txt" 2>&1 ||
+    { cat "$work/out.txt"; fail "resume of a finished run failed"; }
+  [ "$(losses "$work/tiny_mlp/metrics.jsonl" | wc -l)" -eq 96 ] || fail "a finished run trained again"
   ;;
 init_from)
   # Weights saved by one run, loaded by another that only evaluates: the same test results.

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <sstream>
 
 #include "ingot/autograd/grad_mode.h"
 #include "ingot/data/data_config.h"
@@ -45,6 +46,44 @@ Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
   rec.set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples).set("time_s", r.seconds);
   rec.set("confusion", RawJson{r.confusion.to_json()});
   return rec;
+}
+
+/// `node` as config.resolved.yaml holds it, without the `resolved:` block (threads, device and
+/// backends may change between a run and its resume; the rest may not).
+std::vector<std::string> config_lines(YAML::Node node) {
+  node.remove("resolved");
+  YAML::Emitter e;
+  e << node;
+  std::vector<std::string> lines;
+  std::istringstream in(e.c_str());
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// A resume must use the config the run started with: refuses any other change, warns about
+/// a thread count or device that differs (results then differ from an uninterrupted run).
+void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream& out) {
+  YAML::Node before;
+  try {
+    before = YAML::LoadFile(run.config_path().string());
+  } catch (const YAML::Exception& e) {
+    throw InputError(fmt::format("{}: cannot read the run's config ({}): start over with --force",
+                                 run.config_path().string(), e.what()));
+  }
+  const std::vector<std::string> a = config_lines(YAML::Clone(before)), b = config_lines(YAML::Clone(now));
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string x = i < a.size() ? a[i] : "", y = i < b.size() ? b[i] : "";
+    if (x != y)
+      throw InputError(fmt::format("{}: the config changed since the run started (resolved line {}: '{}' is now "
+                                   "'{}'): resume with the same config, or start over with --force",
+                                   run.path().string(), i + 1, x, y));
+  }
+  YAML::Emitter was, is;
+  was << before["resolved"];
+  is << now["resolved"];
+  if (std::string(was.c_str()) != std::string(is.c_str()))
+    out << fmt::format("warning: resuming with different threads or backends than the run started with; losses "
+                       "will not match an uninterrupted run bit for bit\n");
 }
 
 }  // namespace
@@ -109,7 +148,11 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     resolved["resolved"]["backends"] = backends.enabled;
     if (!backends.note.empty()) resolved["resolved"]["fallback"] = backends.note;
     resolved["resolved"]["total_steps"] = plan.total_steps;
-    run.write_config(resolved);
+    if (options.resume) {
+      check_resume_config(run, resolved, out);
+    } else {
+      run.write_config(resolved);
+    }
   }
   MetricsLog metrics(run.metrics_path(), /*append=*/options.resume);
 
