@@ -3,7 +3,7 @@
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
 # uninterrupted run.
 # Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
-#        resume_int | resume_term)
+#        torch_init_from | resume_int | resume_term)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -46,6 +46,29 @@ refuse)
     fail "--force did not keep the old run aside"
   # Same seed, same threads: the new run repeats the old one exactly.
   [ "$(losses "$old/metrics.jsonl")" = "$(losses "$work/tiny_mlp/metrics.jsonl")" ] || fail "a rerun differs"
+  ;;
+torch_init_from)
+  # Weights trained and saved by torch.nn, loaded with init_from: the same test accuracy and loss.
+  data=/usr/share/datasets/fashion-mnist
+  /usr/bin/python3 -c "import torch" 2> /dev/null || { echo "INGOT_SKIP: Debian's python3-torch is not installed"; exit 0; }
+  [ -f $data/t10k-images-idx3-ubyte.gz ] || { echo "INGOT_SKIP: dataset-fashion-mnist is not installed"; exit 0; }
+  read -r correct loss < <(/usr/bin/python3 tests/pipeline/torch_weights.py "$work/torch.safetensors" $data)
+  cat > "$work/eval.yaml" <<YAML
+name: torch_init
+data: {dataset: fashion_mnist, path: $data, eval_batch_size: 1000, workers: 0}
+model: {preset: simple_cnn, input_shape: [1, 28, 28], width: 8, hidden: 32, dropout: 0.0, classes: 10}
+init_from: $work/torch.safetensors
+stages: [evaluate]
+YAML
+  "$ingot" run "$work/eval.yaml" --runs-dir "$work" > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "ingot run failed"; }
+  line=$(grep '^evaluate:' "$work/out.txt" | tail -1)
+  got_acc=$(echo "$line" | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
+  got_loss=$(echo "$line" | sed -E 's/.*loss ([0-9.]+) .*/\1/')
+  # Accuracy within 2 samples (near-ties may break differently), loss within 1e-3.
+  awk -v c="$correct" -v a="$got_acc" -v l="$loss" -v g="$got_loss" \
+    'BEGIN { d = c / 100 - a; e = l - g; exit !(d <= 0.02 && d >= -0.02 && e <= 1e-3 && e >= -1e-3) }' ||
+    fail "torch: $correct correct, loss $loss; ingot: $line"
+  echo "torch: $correct/10000 correct, loss $loss; ingot: $line"
   ;;
 resume_changed)
   # A resume with another config is refused and changes nothing.
