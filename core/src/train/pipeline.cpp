@@ -228,7 +228,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
       } else if (s == Stage::Save) {
         const std::filesystem::path weights = run.path() / "model.safetensors";
         const nn::StateDict sd = model->state_dict();
-        io::save_safetensors(weights, io::NamedTensors(sd.begin(), sd.end()), {{"format", "pt"}});
+        io::save_safetensors(weights, sd, io::Metadata{{"format", "pt"}});
         out << fmt::format("save: weights in {} (torch.nn state_dict names)\n", weights.string());
       }
     }
