@@ -9,7 +9,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "ingot/autograd/grad_mode.h"
 #include "ingot/data/data_config.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/model_builder.h"
@@ -125,7 +124,6 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     const std::string path = cfg.get_string("init_from", "");
     io::SafetensorsFile weights = io::load_safetensors(path);
     try {
-      NoGradGuard no_grad;
       model->load_state_dict(weights.tensors, /*strict=*/true);
     } catch (const Error& e) {
       throw InputError(fmt::format("{}: init_from {}: {}", cfg.where("init_from"), path, e.what()));
@@ -163,11 +161,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     if (!stem) throw InputError(fmt::format("{}: no checkpoint to resume from: run without --resume", run.path().string()));
     const std::filesystem::path ck = stem->string() + ".safetensors";
     Checkpoint c = load_checkpoint(ck);
-    {
-      NoGradGuard no_grad;
-      std::map<std::string, Tensor> state(c.model.begin(), c.model.end());
-      model->load_state_dict(state, /*strict=*/true);
-    }
+    model->load_state_dict(c.model, /*strict=*/true);
     optimizer->load_state_dict(c.optimizer);
     position = c.position;
     dropout_gen.set_state(position.rng);
