@@ -160,9 +160,9 @@ INGOT_GRAD_RULE(matmul) {
   const Tensor bias = attr.has_bias ? c.inputs[2] : Tensor();
   const Tensor gp =
       through_activation(attr.activation, go[0], c.outputs[0], [&] { return matmul_ex(a, b, bias, Activation::None); });
-  std::vector<Tensor> grads{unbroadcast(matmul(gp, b.transpose(-2, -1)), a),
-                            unbroadcast(matmul(a.transpose(-2, -1), gp), b)};
-  if (attr.has_bias) grads.push_back(sum_to_shape(gp, bias.shape()));
+  std::vector<Tensor> grads{c.needs(0) ? unbroadcast(matmul(gp, b.transpose(-2, -1)), a) : Tensor(),
+                            c.needs(1) ? unbroadcast(matmul(a.transpose(-2, -1), gp), b) : Tensor()};
+  if (attr.has_bias) grads.push_back(c.needs(2) ? sum_to_shape(gp, bias.shape()) : Tensor());
   return grads;
 }
 INGOT_GRAD_RULE(conv2d) {
@@ -172,8 +172,9 @@ INGOT_GRAD_RULE(conv2d) {
   const Tensor bias = attr.has_bias ? c.inputs[2] : Tensor();
   const Tensor gp =
       through_activation(attr.activation, go[0], c.outputs[0], [&] { return conv2d(x, w, bias, p, Activation::None); });
-  std::vector<Tensor> grads{conv2d_backward_data(gp, w, x.shape(), p), conv2d_backward_weight(x, gp, w.shape(), p)};
-  if (attr.has_bias) grads.push_back(sum(gp, {0, 2, 3}));
+  std::vector<Tensor> grads{c.needs(0) ? conv2d_backward_data(gp, w, x.shape(), p) : Tensor(),
+                            c.needs(1) ? conv2d_backward_weight(x, gp, w.shape(), p) : Tensor()};
+  if (attr.has_bias) grads.push_back(c.needs(2) ? sum(gp, {0, 2, 3}) : Tensor());
   return grads;
 }
 

@@ -1,6 +1,7 @@
 // Backward functions of the three node kinds.
 #include "nodes.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ingot/ops/creation.h"
@@ -28,7 +29,11 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>& grad_outputs) {
   const GradRule rule = grad_rule(op_);
   INGOT_CHECK(rule != nullptr, "{}: op {} has no gradient rule", name(), op_info(op_).name);
   if (!grad_outputs[0].defined()) grad_outputs[0] = zeros_like(outputs_[0]);
-  const GradCall call{op_, inputs_, outputs_, has_attrs_ ? attrs_.data() : nullptr};
+  GradCall call{op_, inputs_, outputs_, has_attrs_ ? attrs_.data() : nullptr};
+  const auto& edges = next_edges();
+  call.needs_grad = 0;
+  for (size_t i = 0; i < std::min<size_t>(edges.size(), 64); ++i)
+    if (edges[i].valid()) call.needs_grad |= uint64_t{1} << i;
   std::vector<Tensor> grads = rule(call, grad_outputs);
   INGOT_CHECK(grads.size() == inputs_.size(), "{}: gradient rule returned {} gradients for {} inputs", name(),
               grads.size(), inputs_.size());

@@ -325,6 +325,28 @@ TEST_CASE("maximum splits the gradient evenly on ties, like torch", "[autograd][
   CHECK(g[1].to_vector<double>() == std::vector<double>{0.5, 1.0, 0.0});
 }
 
+TEST_CASE("matmul and conv2d skip the gradients no input needs (the first layer's input gradient)",
+          "[autograd][grad]") {
+  const Tensor x = test::random_tensor({4, 3}, DType::F64, 1);
+  const Tensor w = test::random_tensor({3, 2}, DType::F64, 2);
+  const Tensor y = matmul(x, w);
+  GradCall call{INGOT_OP_MATMUL, {x, w}, {y}, nullptr};
+  ingot_attr_matmul attr{};
+  attr.struct_size = sizeof(attr);
+  call.attrs = &attr;
+  call.needs_grad = 0b10;  // only the weight
+  const auto g = grad_rule(INGOT_OP_MATMUL)(call, {ones({4, 2}, DType::F64)});
+  CHECK_FALSE(g[0].defined());
+  REQUIRE(g[1].defined());
+  INGOT_REQUIRE_CLOSE(g[1], matmul(x.transpose(0, 1), ones({4, 2}, DType::F64)), 1e-12, 1e-12);
+
+  // Through the tape: an input that does not require grad gets none, the weight the full one.
+  Tensor wt = w.clone();
+  wt.set_requires_grad(true);
+  sum(matmul(x, wt)).backward();
+  INGOT_REQUIRE_CLOSE(wt.grad(), matmul(x.transpose(0, 1), ones({4, 2}, DType::F64)), 1e-12, 1e-12);
+}
+
 TEST_CASE("non-differentiable ops have no rule", "[autograd][grad]") {
   CHECK(grad_rule(INGOT_OP_ARGMAX) == nullptr);
   CHECK(grad_rule(INGOT_OP_EQ) == nullptr);

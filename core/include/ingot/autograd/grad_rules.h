@@ -2,6 +2,7 @@
 // given the gradients of its outputs, written only with the functional op API.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "ingot/ops/op_info.h"
@@ -16,6 +17,11 @@ struct GradCall {
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   const void* attrs = nullptr;
+  /// Bit i set: input i needs a gradient (torch's needs_input_grad). A rule may return an
+  /// undefined tensor for an input whose bit is clear, and so skip its work (e.g. the input
+  /// gradient of a network's first layer).
+  uint64_t needs_grad = ~uint64_t{0};
+  bool needs(size_t i) const { return i >= 64 || ((needs_grad >> i) & 1u) != 0; }
 };
 
 /// Returns one gradient per input, each of that input's shape (an undefined tensor for a
