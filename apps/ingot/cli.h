@@ -10,6 +10,8 @@ namespace ingot::cli {
 int cmd_plugins(const std::vector<std::string>& args);
 /// `ingot run CONFIG.yaml`
 int cmd_run(const std::vector<std::string>& args);
+/// `ingot bench CONFIG.yaml [--json] [--profile[=DIR]] ...`
+int cmd_bench(const std::vector<std::string>& args);
 
 /// True once SIGINT or SIGTERM arrived; long work checks it between steps.
 bool interrupted();

@@ -10,6 +10,7 @@
 #include "ingot/config/config.h"
 #include "ingot/ops/random.h"
 #include "ingot/runtime/error.h"
+#include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
 #include "smoke.h"
@@ -23,13 +24,23 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.add_options()("config", po::value<std::string>(), "pipeline config (YAML)")(
       "resume", po::bool_switch(), "continue runs/<name>/ from its latest checkpoint")(
       "force", po::bool_switch(), "start over: move an existing runs/<name>/ aside")(
-      "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders");
+      "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders")(
+      "profile", po::value<std::string>(),
+      "write profile.txt and trace.json to DIR (default: the run folder)");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  // A bare --profile must not take the next argument as its DIR: it is taken out here.
+  std::vector<std::string> argv;
+  bool profile = false;
+  for (const std::string& a : args) {
+    if (a == "--profile") profile = true;
+    else argv.push_back(a);
+  }
+  po::store(po::command_line_parser(argv).options(opts).positional(pos).run(), vm);
   po::notify(vm);
-  if (!vm.count("config")) throw ConfigError("usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR]");
+  if (!vm.count("config"))
+    throw ConfigError("usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR] [--profile[=DIR]]");
 
   const config::Config cfg = config::Config::load(vm["config"].as<std::string>());
   if (auto threads = cfg.threads()) set_num_threads(*threads);
@@ -47,7 +58,13 @@ int cmd_run(const std::vector<std::string>& args) {
     options.resume = vm["resume"].as<bool>();
     options.force = vm["force"].as<bool>();
     options.runs_dir = vm["runs-dir"].as<std::string>();
-    return train::run_pipeline(cfg, sel, options, std::cout);
+    if (!profile && !vm.count("profile")) return train::run_pipeline(cfg, sel, options, std::cout);
+    const std::filesystem::path dir =
+        vm.count("profile") ? std::filesystem::path(vm["profile"].as<std::string>()) : options.runs_dir / cfg.name();
+    Profiler::instance().start();
+    const int code = train::run_pipeline(cfg, sel, options, std::cout);
+    save_profile(dir, std::cout);
+    return code;
   }
   run_smoke(cfg, sel.device, [](const SmokeResult& r) {
     std::cout << fmt::format("smoke {:<50} backend {:<12} median {:9.3f} ms  {:8.2f} GFLOP/s  max rel. error vs reference {:.2e}",

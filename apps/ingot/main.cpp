@@ -35,6 +35,9 @@ constexpr const char* kUsage =
     "commands:\n"
     "  plugins [--verbose]   list plugins, their status and why a plugin is unavailable\n"
     "  run CONFIG.yaml       validate a pipeline config, select backends and run it\n"
+    "                        (--profile[=DIR]: per-op time table and Chrome trace)\n"
+    "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
+    "                        on in-memory data ([--json] [--profile[=DIR]] [--steps N] [--set KEY=VALUE] ...)\n"
     "\n"
     "environment: INGOT_PLUGIN_PATH (extra plugin folders, ':'-separated),\n"
     "  INGOT_DISABLE_PLUGINS (names to skip, ','-separated), INGOT_LOG (debug|info|warn|error|off)\n"
@@ -74,6 +77,7 @@ int run_main(int argc, char** argv) {
   rest.erase(std::find(rest.begin(), rest.end(), command));  // the command itself
   if (command == "plugins") return ingot::cli::cmd_plugins(rest);
   if (command == "run") return ingot::cli::cmd_run(rest);
+  if (command == "bench") return ingot::cli::cmd_bench(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

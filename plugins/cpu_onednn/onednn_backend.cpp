@@ -14,7 +14,8 @@ constexpr size_t kPlanCacheCapacity = 1024;
 
 const OpFamily* const kFamilies[] = {&matmul_family(),    &conv_family(),    &pool_family(),       &eltwise_family(),
                                      &binary_family(),    &softmax_family(), &batch_norm_family(), &layer_norm_family(),
-                                     &reduction_family(), &reorder_family(),     &optim_family(),      &select_family()};
+                                     &reduction_family(), &reorder_family(),     &optim_family(),      &select_family(),
+                                     &relu_bwd_family()};
 }  // namespace
 
 OnednnBackend::OnednnBackend() : cache_(kPlanCacheCapacity), threads_(omp_get_max_threads()) {
@@ -32,7 +33,9 @@ bool OnednnBackend::supports(const sdk::OpCall& call) {
   for (int i = 0; i < call.n_in; ++i) {
     const ingot_tensor_desc& d = call.in[i];
     if (d.device_kind != INGOT_DEVICE_CPU) return false;
-    if (d.layout != INGOT_LAYOUT_STRIDED && opaque_md(d) == nullptr) return false;
+    // an encoded handle (opaque_layout.h) reaches only the op that reads it encoded
+    if (d.layout != INGOT_LAYOUT_STRIDED && opaque_md(d) == nullptr && !layouts_.read_by(d.layout_handle, call.op))
+      return false;
   }
   for (int i = 0; i < call.n_out; ++i) {
     const ingot_tensor_desc& d = call.out[i];
@@ -64,6 +67,12 @@ bool OnednnBackend::choose_output_layout(const sdk::OpCall& call, ingot_tensor_d
 
 void OnednnBackend::to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
                                const ingot_exec_context& ctx) {
+  const OpaqueHandle* h = src.layout == INGOT_LAYOUT_OPAQUE ? layouts_.find_handle(src.layout_handle) : nullptr;
+  if (h != nullptr && h->codec != nullptr) {
+    Exec ex(*this, ctx);
+    DNNL_CHECK(h->codec->to_strided(sdk::data_ptr(src), dst, ex), "cpu_onednn to_strided: decoding an encoded layout");
+    return;
+  }
   const dnnl::memory::desc* md = opaque_md(src);
   if (md == nullptr) throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn to_strided: source layout is not ours");
   if (!has_positive_strides(dst)) throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn to_strided: bad strides");

@@ -2,6 +2,9 @@
 // updated in place with momentum and the unbiased variance; eval: running statistics) and
 // BATCH_NORM_BWD in training mode, f32, with affine weight and bias. oneDNN works with variance;
 // torch's save_invstd = 1 / sqrt(var + eps) is converted on the way in and out.
+// 4-d data always runs in a channel-blocked layout (oneDNN's jit kernels; on plain NCHW it has only
+// a slow generic loop): the layout of a blocked input, else dense inputs are reordered into one,
+// and the data output is given that layout so the next conv reads it without a reorder.
 #include <cmath>
 
 #include "desc_util.h"
@@ -19,33 +22,35 @@ bool per_channel_ok(const ingot_tensor_desc& t, int64_t channels) {
          t.device_kind == INGOT_DEVICE_CPU;
 }
 
-/// The x desc the primitive runs on (dense, or one of our blocked layouts), or nullopt.
-std::optional<dnnl::memory::desc> data_md(OnednnBackend& be, const sdk::OpCall& c) {
-  const auto& a = sdk::attr<ingot_attr_batch_norm>(c.attrs);
+/// The data tensors of a call: (x, y) forward, (grad_y, x, grad_x) backward.
+std::vector<const ingot_tensor_desc*> data_tensors(const sdk::OpCall& c) {
+  if (c.op == INGOT_OP_BATCH_NORM_BWD) return {&c.in[0], &c.in[1], &c.out[0]};
+  return {&c.in[0], &c.out[0]};
+}
+
+/// Shapes, dtypes, attributes and per-channel tensors of a call this family can run.
+bool call_ok(OnednnBackend& be, const sdk::OpCall& c) {
   const bool bwd = c.op == INGOT_OP_BATCH_NORM_BWD;
-  if (c.n_in != 5 || c.n_out != 3 || !a.has_affine) return std::nullopt;
+  if (c.n_in != 5 || c.n_out != 3) return false;
+  const auto& a = sdk::attr<ingot_attr_batch_norm>(c.attrs);
+  // eval-mode backward treats the statistics as constants: left to other backends
+  if (!a.has_affine || (bwd && !a.training)) return false;
   const ingot_tensor_desc& x = bwd ? c.in[1] : c.in[0];
-  if (x.dtype != INGOT_F32 || x.ndim < 2 || x.ndim > 5 || !is_plain_host(x)) return std::nullopt;
+  if (x.ndim < 2 || x.ndim > 5) return false;
+  for (const ingot_tensor_desc* t : data_tensors(c)) {
+    if (t->dtype != INGOT_F32 || t->ndim != x.ndim || !is_plain_host(*t)) return false;
+    for (int d = 0; d < x.ndim; ++d) {
+      if (t->shape[d] != x.shape[d]) return false;
+    }
+    // ours (blocked) or dense
+    if (be.opaque_md(*t) == nullptr && !sdk::is_contiguous(*t)) return false;
+  }
   const int64_t channels = x.shape[1];
-  if (sdk::numel(x) / channels < 2 && (a.training || bwd)) return std::nullopt;
+  if (sdk::numel(x) / channels < 2 && (a.training || bwd)) return false;
   for (int i = 2; i < 5; ++i) {
-    if (!per_channel_ok(c.in[i], channels)) return std::nullopt;
+    if (!per_channel_ok(c.in[i], channels)) return false;
   }
-  if (!per_channel_ok(c.out[1], channels) || !per_channel_ok(c.out[2], channels)) return std::nullopt;
-  if (c.out[0].dtype != INGOT_F32) return std::nullopt;
-  if (bwd) {
-    // eval-mode backward treats the statistics as constants: left to other backends
-    if (!a.training || !sdk::is_contiguous(x) || !sdk::is_contiguous(c.in[0]) || !sdk::is_contiguous(c.out[0]))
-      return std::nullopt;
-    return plain_md(dims_of(x), dt::f32);
-  }
-  if (const dnnl::memory::desc* md = be.opaque_md(x)) {
-    const dnnl::memory::desc* ymd = be.opaque_md(c.out[0]);
-    if (ymd != nullptr ? *ymd != *md : !sdk::is_contiguous(c.out[0])) return std::nullopt;
-    return *md;
-  }
-  if (!sdk::is_contiguous(x) || !sdk::is_contiguous(c.out[0])) return std::nullopt;
-  return plain_md(dims_of(x), dt::f32);
+  return per_channel_ok(c.out[1], channels) && per_channel_ok(c.out[2], channels);
 }
 
 std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const dnnl::memory::desc& md) {
@@ -83,59 +88,96 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const dn
   });
 }
 
-bool supports(OnednnBackend& be, const sdk::OpCall& c) {
-  auto md = data_md(be, c);
-  if (!md) return false;
-  auto p = get_plan(be, c, *md);
-  return p->prim && !is_ref_impl(p->impl);
+/// oneDNN's channel-blocked layout for dense 4-d data: 16 channels per block with AVX-512, else 8.
+dnnl::memory::desc blocked_md(const dims& shape) {
+  static const bool avx512 = effective_isa_name().rfind("avx512", 0) == 0;
+  return dnnl::memory::desc(shape, dt::f32, avx512 ? tag::nChw16c : tag::nChw8c);
 }
+
+/// The layout a call runs in and its plan: x's (or grad_y's) when one of ours, else blocked for
+/// 4-d data, else dense. Depends on the inputs only, so choose_layout and execute agree.
+struct Run {
+  dnnl::memory::desc md;
+  std::shared_ptr<Plan> plan;
+};
+
+std::optional<Run> run_of(OnednnBackend& be, const sdk::OpCall& c) {
+  if (!call_ok(be, c)) return std::nullopt;
+  const bool bwd = c.op == INGOT_OP_BATCH_NORM_BWD;
+  const ingot_tensor_desc& x = bwd ? c.in[1] : c.in[0];
+  const dims shape = dims_of(x);
+  std::vector<dnnl::memory::desc> candidates;
+  if (const dnnl::memory::desc* md = be.opaque_md(x)) candidates.push_back(*md);
+  if (const dnnl::memory::desc* md = bwd ? be.opaque_md(c.in[0]) : nullptr) candidates.push_back(*md);
+  if (candidates.empty() && x.ndim == 4) candidates.push_back(blocked_md(shape));
+  candidates.push_back(plain_md(shape, dt::f32));
+  for (const dnnl::memory::desc& md : candidates) {
+    auto p = get_plan(be, c, md);
+    if (p->prim && !is_ref_impl(p->impl)) return Run{md, p};
+  }
+  return std::nullopt;
+}
+
+bool supports(OnednnBackend& be, const sdk::OpCall& c) { return run_of(be, c).has_value(); }
 
 void execute(const sdk::OpCall& c, Exec& ex) {
   OnednnBackend& be = ex.backend();
   const auto& a = sdk::attr<ingot_attr_batch_norm>(c.attrs);
-  auto md = data_md(be, c);
-  if (!md) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn batch_norm: unsupported call");
-  auto p = get_plan(be, c, *md);
-  if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn batch_norm: " + p->impl);
+  auto run = run_of(be, c);
+  if (!run) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn batch_norm: unsupported call");
+  Plan& p = *run->plan;
   const bool bwd = c.op == INGOT_OP_BATCH_NORM_BWD;
   const ingot_tensor_desc& x = bwd ? c.in[1] : c.in[0];
   const int64_t channels = x.shape[1];
   const int64_t count = sdk::numel(x) / channels;
   const auto eps = static_cast<float>(a.eps);
-  const bool y_temp = !bwd && be.opaque_md(x) != nullptr && be.opaque_md(c.out[0]) == nullptr;
+  // data tensors in another layout than the run's go through workspace buffers
+  const std::vector<const ingot_tensor_desc*> data = data_tensors(c);
+  std::vector<dnnl::memory::desc> have(data.size());
+  std::vector<size_t> slot(data.size(), Exec::npos);
+  for (size_t i = 0; i < data.size(); ++i) {
+    have[i] = *be.md_of(*data[i]);
+    if (have[i] != run->md) slot[i] = ex.reserve(run->md.get_size());
+  }
   const size_t var_slot = ex.reserve(static_cast<size_t>(channels) * sizeof(float));
-  const size_t y_slot = y_temp ? ex.reserve(md->get_size()) : Exec::npos;
-  const size_t scratch = ex.reserve_scratchpad(*p);
+  const size_t scratch = ex.reserve_scratchpad(p);
   ex.allocate();
+  std::vector<void*> ptr(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    void* user = sdk::data_ptr(*data[i]);
+    ptr[i] = slot[i] == Exec::npos ? user : ex.ptr(slot[i]);
+    if (i + 1 < data.size() && slot[i] != Exec::npos) ex.reorder(have[i], user, run->md, ptr[i]);  // inputs
+  }
   auto* var = static_cast<float*>(ex.ptr(var_slot));
   if (bwd) {
     const float* invstd = sdk::data_ptr<float>(c.in[4]);
     for (int64_t k = 0; k < channels; ++k) var[k] = 1.f / (invstd[k] * invstd[k]) - eps;
-    ex.bind(*p, DNNL_ARG_DIFF_DST, sdk::data_ptr(c.in[0]));
-    ex.bind(*p, DNNL_ARG_SRC, sdk::data_ptr(c.in[1]));
-    ex.bind(*p, DNNL_ARG_SCALE, sdk::data_ptr(c.in[2]));
-    ex.bind(*p, DNNL_ARG_MEAN, sdk::data_ptr(c.in[3]));
-    ex.bind(*p, DNNL_ARG_VARIANCE, var);
-    ex.bind(*p, DNNL_ARG_DIFF_SRC, sdk::data_ptr(c.out[0]));
-    ex.bind(*p, DNNL_ARG_DIFF_SCALE, sdk::data_ptr(c.out[1]));
-    ex.bind(*p, DNNL_ARG_DIFF_SHIFT, sdk::data_ptr(c.out[2]));
+    ex.bind(p, DNNL_ARG_DIFF_DST, run->md, ptr[0]);
+    ex.bind(p, DNNL_ARG_SRC, run->md, ptr[1]);
+    ex.bind(p, DNNL_ARG_SCALE, sdk::data_ptr(c.in[2]));
+    ex.bind(p, DNNL_ARG_MEAN, sdk::data_ptr(c.in[3]));
+    ex.bind(p, DNNL_ARG_VARIANCE, var);
+    ex.bind(p, DNNL_ARG_DIFF_SRC, run->md, ptr[2]);
+    ex.bind(p, DNNL_ARG_DIFF_SCALE, sdk::data_ptr(c.out[1]));
+    ex.bind(p, DNNL_ARG_DIFF_SHIFT, sdk::data_ptr(c.out[2]));
     // oneDNN 2.6 insists on a SHIFT argument in backward although it never reads it
-    ex.bind(*p, DNNL_ARG_SHIFT, sdk::data_ptr(c.out[2]));
-    return ex.run(*p, c.op, scratch);
+    ex.bind(p, DNNL_ARG_SHIFT, sdk::data_ptr(c.out[2]));
+    ex.run(p, c.op, scratch);
+    if (slot[2] != Exec::npos) ex.reorder(run->md, ptr[2], have[2], sdk::data_ptr(c.out[0]));
+    return;
   }
-  void* y = y_temp ? ex.ptr(y_slot) : sdk::data_ptr(c.out[0]);
   auto* save_mean = sdk::data_ptr<float>(c.out[1]);
   auto* save_invstd = sdk::data_ptr<float>(c.out[2]);
   auto* running_mean = sdk::data_ptr<float>(c.in[3]);
   auto* running_var = sdk::data_ptr<float>(c.in[4]);
-  ex.bind(*p, DNNL_ARG_SRC, sdk::data_ptr(x));
-  ex.bind(*p, DNNL_ARG_DST, y);
-  ex.bind(*p, DNNL_ARG_SCALE, sdk::data_ptr(c.in[1]));
-  ex.bind(*p, DNNL_ARG_SHIFT, sdk::data_ptr(c.in[2]));
-  ex.bind(*p, DNNL_ARG_MEAN, a.training ? static_cast<void*>(save_mean) : running_mean);
-  ex.bind(*p, DNNL_ARG_VARIANCE, a.training ? static_cast<void*>(var) : running_var);
-  ex.run(*p, c.op, scratch);
-  if (y_temp) ex.reorder(*md, y, plain_md(dims_of(c.out[0]), dt::f32), sdk::data_ptr(c.out[0]));
+  ex.bind(p, DNNL_ARG_SRC, run->md, ptr[0]);
+  ex.bind(p, DNNL_ARG_DST, run->md, ptr[1]);
+  ex.bind(p, DNNL_ARG_SCALE, sdk::data_ptr(c.in[1]));
+  ex.bind(p, DNNL_ARG_SHIFT, sdk::data_ptr(c.in[2]));
+  ex.bind(p, DNNL_ARG_MEAN, a.training ? static_cast<void*>(save_mean) : running_mean);
+  ex.bind(p, DNNL_ARG_VARIANCE, a.training ? static_cast<void*>(var) : running_var);
+  ex.run(p, c.op, scratch);
+  if (slot[1] != Exec::npos) ex.reorder(run->md, ptr[1], have[1], sdk::data_ptr(c.out[0]));
   const double m = a.momentum;
   for (int64_t k = 0; k < channels; ++k) {
     if (a.training) {
@@ -150,11 +192,12 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   }
 }
 
+/// The data output (y, or grad_x) takes the run's layout when that is blocked.
 bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
-  if (c.op != INGOT_OP_BATCH_NORM || index != 0) return false;
-  const dnnl::memory::desc* md = be.opaque_md(c.in[0]);
-  if (md == nullptr) return false;
-  return set_opaque_output(be, outputs, 0, *md);
+  if (index != 0) return false;
+  auto run = run_of(be, c);
+  if (!run || run->md == plain_md(dims_of(outputs[0]), dt::f32)) return false;
+  return set_opaque_output(be, outputs, 0, run->md);
 }
 
 }  // namespace

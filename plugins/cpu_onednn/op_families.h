@@ -29,6 +29,7 @@ const OpFamily& reduction_family();
 const OpFamily& reorder_family();
 const OpFamily& optim_family();
 const OpFamily& select_family();
+const OpFamily& relu_bwd_family();
 
 /// Sets outputs[index] to an opaque layout holding `md` (a new handle owned by core).
 bool set_opaque_output(OnednnBackend& be, ingot_tensor_desc* outputs, int index, const dnnl::memory::desc& md);

@@ -1,9 +1,10 @@
 // Pooling family: 2-d max and average pooling (NCHW, f32) with torch's padding / ceil_mode /
-// divisor rules, and average-pooling backward.
-// MAX_POOL2D's workspace is torch's: an i64 tensor of flat indices h * W + w into the input
-// plane, readable by every backend. We derive it from oneDNN's workspace (the argmax position
-// inside each window) in one pass; MAX_POOL2D_BWD scatters grad_y through those indices itself
-// (a plain OpenMP loop: simpler than translating the indices back into oneDNN's format).
+// divisor rules, and both backwards.
+// MAX_POOL2D's second output is torch's i64 flat indices h * W + w into the input plane, readable
+// by every backend. On dense tensors we decode oneDNN's workspace (the argmax tap of each window)
+// into them, and MAX_POOL2D_BWD scatters grad_y through them (a plain OpenMP loop). When the
+// forward runs blocked, the indices stay oneDNN's workspace instead (an encoded opaque layout that
+// to_strided decodes for any other reader) and the backward is oneDNN's, so grad_x stays blocked.
 #include <omp.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@ struct PoolGeometry {
   dims x, y, kernel, strides, pad_l, pad_r;
   dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
   dt type = dt::f32;
+  bool operator==(const PoolGeometry&) const = default;
 };
 
 /// x is the pooling's input (or grad_x), y its output (or grad_y).
@@ -101,10 +103,64 @@ std::shared_ptr<Plan> avg_backward_plan(OnednnBackend& be, const sdk::OpCall& c,
   });
 }
 
-/// Plan for a call, or nullptr for calls this family declines.
+/// torch's indices from oneDNN's workspace (window-relative argmax, dense NCHW order).
+template <class W>
+void decode_indices(const W* ws, int64_t* index, const PoolGeometry& g) {
+  const int64_t planes = g.y[0] * g.y[1], oh = g.y[2], ow = g.y[3], w = g.x[3], kw = g.kernel[1];
+#pragma omp parallel for
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const int64_t k = (p * oh + oy) * ow + ox;
+        const auto tap = static_cast<int64_t>(ws[k]);
+        index[k] = (oy * g.strides[0] - g.pad_l[0] + tap / kw) * w + (ox * g.strides[1] - g.pad_l[1] + tap % kw);
+      }
+    }
+  }
+}
+
+void decode_workspace(dt type, const void* ws, int64_t* index, const PoolGeometry& g) {
+  if (type == dt::u8)
+    decode_indices(static_cast<const uint8_t*>(ws), index, g);
+  else if (type == dt::s32)
+    decode_indices(static_cast<const int32_t*>(ws), index, g);
+  else
+    throw sdk::Failure(INGOT_ERR_RUNTIME, "cpu_onednn max_pool2d: unexpected oneDNN workspace type");
+}
+
+/// MAX_POOL2D's indices kept as the blocked forward's oneDNN workspace. Its backward reads the
+/// workspace as is; anyone else gets torch's i64 indices through to_strided.
+struct PoolIndices final : OpaqueCodec {
+  PoolIndices(const PoolGeometry& geometry, const dnnl::memory::desc& src, const dnnl::memory::desc& ws)
+      : g(geometry), src_md(src), ws_md(ws) {}
+  bool read_by(int32_t op) const override { return op == INGOT_OP_MAX_POOL2D_BWD; }
+  void to_strided(const void* src, const ingot_tensor_desc& dst, Exec& ex) const override {
+    if (dst.dtype != INGOT_I64 || !sdk::is_contiguous(dst) || dims_of(dst) != g.y)
+      throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn max_pool2d indices: decoding needs a dense i64 tensor");
+    const dnnl::memory::desc plain = plain_md(g.y, ws_md.data_type());
+    const size_t slot = ex.reserve(plain.get_size());
+    ex.allocate();
+    ex.reorder(ws_md, const_cast<void*>(src), plain, ex.ptr(slot));
+    decode_workspace(plain.data_type(), ex.ptr(slot), sdk::data_ptr<int64_t>(dst), g);
+  }
+
+  PoolGeometry g;
+  dnnl::memory::desc src_md;  ///< the forward's (blocked) input layout
+  dnnl::memory::desc ws_md;
+};
+
+/// The encoded indices behind `d`, or nullptr when `d` is not such a tensor of ours.
+const PoolIndices* indices_of(OnednnBackend& be, const ingot_tensor_desc& d) {
+  if (d.layout != INGOT_LAYOUT_OPAQUE) return nullptr;
+  const OpaqueHandle* h = be.layouts().find_handle(d.layout_handle);
+  return h != nullptr ? dynamic_cast<const PoolIndices*>(h->codec.get()) : nullptr;
+}
+
+/// Forward (or average-backward) plan for a call, or nullptr for calls this family declines.
 std::shared_ptr<Plan> plan_for(OnednnBackend& be, const sdk::OpCall& c, std::optional<PoolGeometry>& g) {
   if (c.op == INGOT_OP_MAX_POOL2D) {
-    if (c.n_in != 1 || c.n_out != 2 || c.out[1].dtype != INGOT_I64 || !sdk::is_contiguous(c.out[1])) return nullptr;
+    if (c.n_in != 1 || c.n_out != 2 || c.out[1].dtype != INGOT_I64) return nullptr;
+    if (!sdk::is_contiguous(c.out[1]) && indices_of(be, c.out[1]) == nullptr) return nullptr;
   } else if (c.n_in != 1 || c.n_out != 1) {
     return nullptr;
   }
@@ -122,21 +178,7 @@ std::shared_ptr<Plan> plan_for(OnednnBackend& be, const sdk::OpCall& c, std::opt
   return forward_plan(be, c, *g, blocked != nullptr ? *blocked : plain_md(g->x, g->type));
 }
 
-/// torch's indices from oneDNN's workspace (window-relative argmax, dense NCHW order).
-template <class W>
-void decode_indices(const W* ws, int64_t* index, const PoolGeometry& g) {
-  const int64_t planes = g.y[0] * g.y[1], oh = g.y[2], ow = g.y[3], w = g.x[3], kw = g.kernel[1];
-#pragma omp parallel for
-  for (int64_t p = 0; p < planes; ++p) {
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        const int64_t k = (p * oh + oy) * ow + ox;
-        const auto tap = static_cast<int64_t>(ws[k]);
-        index[k] = (oy * g.strides[0] - g.pad_l[0] + tap / kw) * w + (ox * g.strides[1] - g.pad_l[1] + tap % kw);
-      }
-    }
-  }
-}
+// ---- MAX_POOL2D_BWD from torch's i64 indices (any backend's forward) ----
 
 void max_pool_bwd(const sdk::OpCall& c) {
   const ingot_tensor_desc &gy = c.in[0], &idx = c.in[2], &gx = c.out[0];
@@ -166,20 +208,87 @@ bool max_pool_bwd_ok(const sdk::OpCall& c) {
          sdk::numel(gx) > 0;
 }
 
+// ---- MAX_POOL2D_BWD from our encoded indices: oneDNN's backward in the forward's layout ----
+
+/// The encoded indices of a backward call this path runs (geometry as in the forward, grad_y
+/// and grad_x ours or dense), else nullptr.
+const PoolIndices* encoded_bwd(OnednnBackend& be, const sdk::OpCall& c) {
+  if (c.n_in != 3 || c.n_out != 1) return nullptr;
+  const PoolIndices* idx = indices_of(be, c.in[2]);
+  if (idx == nullptr) return nullptr;
+  const std::optional<PoolGeometry> g = geometry(c, c.out[0], c.in[0]);
+  if (!g || !(*g == idx->g)) return nullptr;
+  for (const ingot_tensor_desc* t : {&c.in[0], &c.out[0]}) {
+    if (be.opaque_md(*t) == nullptr && !sdk::is_contiguous(*t)) return nullptr;
+  }
+  return idx;
+}
+
+std::shared_ptr<Plan> max_backward_plan(OnednnBackend& be, const sdk::OpCall& c, const PoolIndices& idx) {
+  const PoolGeometry& g = idx.g;
+  KeyBuilder key(c.op);
+  key.add_md(idx.src_md).add_bytes(g.y.data(), 4 * sizeof(int64_t)).add_bytes(c.attrs, sizeof(ingot_attr_pool2d));
+  key.add(be.threads());
+  return be.plan(key.str(), [&] {
+    auto hint = forward_pd(be, g, idx.src_md, dnnl::prop_kind::forward_training);
+    auto d = dnnl::pooling_backward::desc(g.algorithm, idx.src_md, hint.dst_desc(), g.strides, g.kernel, g.pad_l,
+                                          g.pad_r);
+    auto pd = dnnl::pooling_backward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), hint);
+    if (pd.workspace_desc() != idx.ws_md)
+      throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "max_pool2d_bwd: workspace layout differs from the forward's");
+    Plan p;
+    p.prim = dnnl::pooling_backward(pd);
+    p.pd = pd;
+    p.aux_pd = hint;
+    return p;
+  });
+}
+
+void run_max_bwd_encoded(const sdk::OpCall& c, Exec& ex, const PoolIndices& idx) {
+  OnednnBackend& be = ex.backend();
+  auto p = max_backward_plan(be, c, idx);
+  if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn max_pool2d_bwd: " + p->impl);
+  const dnnl::memory::desc want_gy = p->pd.diff_dst_desc(), want_gx = p->pd.diff_src_desc();
+  const dnnl::memory::desc have_gy = *be.md_of(c.in[0]), have_gx = *be.md_of(c.out[0]);
+  const size_t gy_slot = have_gy != want_gy ? ex.reserve(want_gy.get_size()) : Exec::npos;
+  const size_t gx_slot = have_gx != want_gx ? ex.reserve(want_gx.get_size()) : Exec::npos;
+  const size_t scratch = ex.reserve_scratchpad(*p);
+  ex.allocate();
+  void* gy = sdk::data_ptr(c.in[0]);
+  if (gy_slot != Exec::npos) {
+    ex.reorder(have_gy, gy, want_gy, ex.ptr(gy_slot));
+    gy = ex.ptr(gy_slot);
+  }
+  void* gx = gx_slot != Exec::npos ? ex.ptr(gx_slot) : sdk::data_ptr(c.out[0]);
+  ex.bind(*p, DNNL_ARG_DIFF_DST, want_gy, gy);
+  ex.bind(*p, DNNL_ARG_WORKSPACE, idx.ws_md, sdk::data_ptr(c.in[2]));
+  ex.bind(*p, DNNL_ARG_DIFF_SRC, want_gx, gx);
+  ex.run(*p, c.op, scratch);
+  if (gx_slot != Exec::npos) ex.reorder(want_gx, gx, have_gx, sdk::data_ptr(c.out[0]));
+}
+
+// ---- the family ----
+
 bool supports(OnednnBackend& be, const sdk::OpCall& c) {
-  if (c.op == INGOT_OP_MAX_POOL2D_BWD) return max_pool_bwd_ok(c);
+  if (c.op == INGOT_OP_MAX_POOL2D_BWD) {
+    const PoolIndices* idx = encoded_bwd(be, c);
+    if (idx == nullptr) return max_pool_bwd_ok(c);
+    auto p = max_backward_plan(be, c, *idx);
+    return p->prim && !is_ref_impl(p->impl);
+  }
   std::optional<PoolGeometry> g;
   auto p = plan_for(be, c, g);
   return p && p->prim && !is_ref_impl(p->impl);
 }
 
 void execute(const sdk::OpCall& c, Exec& ex) {
+  OnednnBackend& be = ex.backend();
   if (c.op == INGOT_OP_MAX_POOL2D_BWD) {
+    if (const PoolIndices* idx = encoded_bwd(be, c)) return run_max_bwd_encoded(c, ex, *idx);
     if (!max_pool_bwd_ok(c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn max_pool2d_bwd: unsupported call");
-    ex.backend().note_impl(c.op, "ingot:omp_index_scatter");
+    be.note_impl(c.op, "ingot:omp_index_scatter");
     return max_pool_bwd(c);
   }
-  OnednnBackend& be = ex.backend();
   std::optional<PoolGeometry> g;
   auto p = plan_for(be, c, g);
   if (!p || !p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn pooling: unsupported call");
@@ -196,40 +305,51 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   const bool dst_temp = user_dst != dst;
   const bool is_max = c.op == INGOT_OP_MAX_POOL2D;
   const dnnl::memory::desc ws = is_max ? p->pd.workspace_desc() : dnnl::memory::desc();
-  const dnnl::memory::desc ws_plain = is_max ? plain_md(g->y, ws.data_type()) : dnnl::memory::desc();
+  // encoded indices: oneDNN writes its workspace straight into the indices tensor
+  const PoolIndices* encoded = is_max ? indices_of(be, c.out[1]) : nullptr;
+  if (encoded != nullptr && encoded->ws_md != ws)
+    throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn max_pool2d: indices layout of another geometry");
+  const bool decode = is_max && encoded == nullptr;
+  const dnnl::memory::desc ws_plain = decode ? plain_md(g->y, ws.data_type()) : dnnl::memory::desc();
   const size_t dst_slot = dst_temp ? ex.reserve(dst.get_size()) : Exec::npos;
-  const size_t ws_slot = is_max ? ex.reserve(ws.get_size()) : Exec::npos;
-  const size_t ws_plain_slot = is_max && ws != ws_plain ? ex.reserve(ws_plain.get_size()) : Exec::npos;
+  const size_t ws_slot = decode ? ex.reserve(ws.get_size()) : Exec::npos;
+  const size_t ws_plain_slot = decode && ws != ws_plain ? ex.reserve(ws_plain.get_size()) : Exec::npos;
   const size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
   void* y = dst_temp ? ex.ptr(dst_slot) : sdk::data_ptr(c.out[0]);
   ex.bind(*p, DNNL_ARG_SRC, p->pd.src_desc(), sdk::data_ptr(c.in[0]));
   ex.bind(*p, DNNL_ARG_DST, dst, y);
-  if (is_max) ex.bind(*p, DNNL_ARG_WORKSPACE, ws, ex.ptr(ws_slot));
+  if (is_max) ex.bind(*p, DNNL_ARG_WORKSPACE, ws, decode ? ex.ptr(ws_slot) : sdk::data_ptr(c.out[1]));
   ex.run(*p, c.op, scratch);
   if (dst_temp) ex.reorder(dst, y, user_dst, sdk::data_ptr(c.out[0]));
-  if (!is_max) return;
+  if (!decode) return;
   void* w = ex.ptr(ws_slot);
   if (ws_plain_slot != Exec::npos) {
     ex.reorder(ws, w, ws_plain, ex.ptr(ws_plain_slot));
     w = ex.ptr(ws_plain_slot);
   }
-  int64_t* index = sdk::data_ptr<int64_t>(c.out[1]);
-  if (ws.data_type() == dt::u8)
-    decode_indices(static_cast<const uint8_t*>(w), index, *g);
-  else if (ws.data_type() == dt::s32)
-    decode_indices(static_cast<const int32_t*>(w), index, *g);
-  else
-    throw sdk::Failure(INGOT_ERR_RUNTIME, "cpu_onednn max_pool2d: unexpected oneDNN workspace type");
+  decode_workspace(ws.data_type(), w, sdk::data_ptr<int64_t>(c.out[1]), *g);
 }
 
 bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
-  if (index != 0 || c.op == INGOT_OP_MAX_POOL2D_BWD || c.op == INGOT_OP_AVG_POOL2D_BWD) return false;
-  if (be.opaque_md(c.in[0]) == nullptr) return false;  // dense in, dense out
+  if (c.op == INGOT_OP_MAX_POOL2D_BWD) {  // blocked grad_x where the indices are encoded
+    const PoolIndices* idx = encoded_bwd(be, c);
+    if (idx == nullptr || index != 0) return false;
+    auto p = max_backward_plan(be, c, *idx);
+    return p->prim && set_opaque_output(be, outputs, 0, p->pd.diff_src_desc());
+  }
+  if (c.op == INGOT_OP_AVG_POOL2D_BWD || be.opaque_md(c.in[0]) == nullptr) return false;  // dense in, dense out
   std::optional<PoolGeometry> g;
   auto p = plan_for(be, c, g);
   if (!p || !p->prim) return false;
-  return set_opaque_output(be, outputs, 0, p->pd.dst_desc());
+  if (index == 0) return set_opaque_output(be, outputs, 0, p->pd.dst_desc());
+  if (index != 1 || c.op != INGOT_OP_MAX_POOL2D || g->type != dt::f32) return false;
+  const dnnl::memory::desc ws = p->pd.workspace_desc();
+  ingot_tensor_desc& o = outputs[1];
+  o.layout = INGOT_LAYOUT_OPAQUE;
+  o.layout_handle = be.layouts().create(ws, std::make_shared<PoolIndices>(*g, p->pd.src_desc(), ws));
+  o.nbytes = static_cast<int64_t>(ws.get_size());
+  return true;
 }
 
 }  // namespace

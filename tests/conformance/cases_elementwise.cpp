@@ -176,4 +176,32 @@ CaseList logic_cases(OpKind op) {
   return cases;
 }
 
+CaseList relu_bwd_cases(OpKind op) {
+  // Same shapes on both inputs; layouts mixed so that a backend meets views on either side.
+  struct Shaped {
+    Shape shape;
+    Layout grad, x;
+    const char* note;
+  };
+  const std::vector<Shaped> shapes{{{17}, Layout::Contiguous, Layout::Contiguous, "17"},
+                                   {{33}, Layout::Strided, Layout::Contiguous, "33 strided grad"},
+                                   {{1003}, Layout::Contiguous, Layout::Offset, "1003 offset x"},
+                                   {{4, 1, 3, 5}, Layout::Contiguous, Layout::Contiguous, "4-d"},
+                                   {{2, 16, 4, 4}, Layout::Transposed, Layout::Transposed, "transposed"},
+                                   {{0, 4}, Layout::Contiguous, Layout::Contiguous, "zero-size"},
+                                   {{}, Layout::Contiguous, Layout::Contiguous, "0-dim"}};
+  CaseList cases;
+  for (DType dt : table_dtypes(op)) {
+    for (const Shaped& s : shapes) {
+      OpCase c = new_case(op, s.note);
+      c.inputs = {make_input(s.shape, dt, next_seed(op), s.grad, -2.0, 2.0),
+                  make_input(s.shape, dt, next_seed(op), s.x, -1.0, 1.0)};
+      c.outputs = {{s.shape, dt}};
+      c.tolerance = 0.0;  // a selection: bit-exact
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
 }  // namespace ingot::conformance

@@ -101,6 +101,8 @@ Generator generator_for(OpKind op) {
       return &dropout_cases;
     case INGOT_OP_ADAM_UPDATE:
       return &optim_cases;
+    case INGOT_OP_RELU_BWD:
+      return &relu_bwd_cases;
     case INGOT_OP_COUNT:
       return nullptr;
   }

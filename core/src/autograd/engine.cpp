@@ -9,6 +9,7 @@
 #include "ingot/autograd/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
+#include "ingot/runtime/profiler.h"
 #include "record.h"
 
 namespace ingot::autograd {
@@ -96,6 +97,7 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.top();
     ready.pop();
+    const ProfileScope profile([&node] { return node->name(); }, "backward");
     std::vector<Tensor> in = std::move(buffers[node.get()]);
     buffers.erase(node.get());
     in.resize(static_cast<size_t>(node->num_outputs()));

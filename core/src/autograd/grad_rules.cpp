@@ -38,7 +38,7 @@ Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, 
     case INGOT_ACT_NONE:
       return g;
     case INGOT_ACT_RELU:
-      return where(gt(y, 0.0), g, 0.0);
+      return relu_backward(g, y);
     case INGOT_ACT_GELU:
       return g * gelu_derivative(pre());
     default:
@@ -74,7 +74,7 @@ INGOT_GRAD_RULE(sigmoid) {
   const Tensor& y = c.outputs[0];
   return {go[0] * (y * (1.0 - y))};
 }
-INGOT_GRAD_RULE(relu) { return {where(gt(c.inputs[0], 0.0), go[0], 0.0)}; }
+INGOT_GRAD_RULE(relu) { return {relu_backward(go[0], c.inputs[0])}; }
 INGOT_GRAD_RULE(gelu) { return {go[0] * gelu_derivative(c.inputs[0])}; }
 INGOT_GRAD_RULE(erf) {
   const Tensor& x = c.inputs[0];

@@ -55,6 +55,10 @@ Config Config::parse(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: cannot parse YAML: {}", file, e.what()));
   }
+  return from_yaml(root, file);
+}
+
+Config Config::from_yaml(YAML::Node root, const std::string& file) {
   if (!root.IsDefined() || root.IsNull()) throw ConfigError(fmt::format("{}: the config is empty", file));
   root_schema().validate(root, file);
   return Config(root, file);

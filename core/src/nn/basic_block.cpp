@@ -1,7 +1,9 @@
 // BasicBlock: torch registration order (conv1, bn1, conv2, bn2, shortcut), so that parameters
-// are drawn and listed in the same order as the equivalent torch module.
+// are drawn and listed in the same order as the equivalent torch module. In eval the BatchNorms
+// fold into the convs (nn/fusion.h), the first with its ReLU fused.
 #include "ingot/nn/basic_block.h"
 
+#include "ingot/nn/fusion.h"
 #include "ingot/ops/elementwise.h"
 
 namespace ingot::nn {
@@ -29,8 +31,8 @@ BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
-  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
-  y = bn2_->forward(conv2_->forward(y));
+  Tensor y = conv_bn_act(*conv1_, bn1_.get(), Activation::Relu, x);
+  y = conv_bn_act(*conv2_, bn2_.get(), Activation::None, y);
   return relu(y + (shortcut_ ? shortcut_->forward(x) : x));
 }
 

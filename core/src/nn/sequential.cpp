@@ -1,5 +1,8 @@
-// Sequential: forward and shape inference chain the children.
+// Sequential: forward and shape inference chain the children; forward runs fusable runs of
+// children (Linear + ReLU, Conv2d + BatchNorm2d + ReLU in eval, ...) as one op (nn/fusion.h).
 #include "ingot/nn/sequential.h"
+
+#include "ingot/nn/fusion.h"
 
 namespace ingot::nn {
 
@@ -16,7 +19,8 @@ Sequential& Sequential::push_back(const std::string& name, ModulePtr module) {
 
 Tensor Sequential::forward(const Tensor& x) {
   Tensor y = x;
-  for (const auto& [name, m] : named_children()) y = m->forward(y);
+  const auto& layers = named_children();
+  for (size_t i = 0; i < layers.size();) i += forward_fused(layers, i, y);
   return y;
 }
 

@@ -102,6 +102,14 @@ Tensor cos(const Tensor& x) { return unary_float(INGOT_OP_COS, x); }
 Tensor tanh(const Tensor& x) { return unary_float(INGOT_OP_TANH, x); }
 Tensor sigmoid(const Tensor& x) { return unary_float(INGOT_OP_SIGMOID, x); }
 Tensor relu(const Tensor& x) { return unary_same(INGOT_OP_RELU, x); }
+Tensor relu_backward(const Tensor& grad, const Tensor& x) {
+  detail::check_defined(grad, "relu_backward", "grad");
+  detail::check_defined(x, "relu_backward", "input");
+  INGOT_CHECK_SHAPE(grad.shape() == x.shape(), "relu_backward: grad {} and input {} must have the same shape",
+                    grad.shape().str(), x.shape().str());
+  if (!is_floating(grad.dtype())) return where(gt(x, 0.0), grad, 0.0);
+  return detail::run1(INGOT_OP_RELU_BWD, {grad, x.to(grad.dtype())}, grad.shape(), grad.dtype());
+}
 Tensor gelu(const Tensor& x) { return unary_float(INGOT_OP_GELU, x); }
 Tensor erf(const Tensor& x) { return unary_float(INGOT_OP_ERF, x); }
 Tensor sign(const Tensor& x) { return unary_same(INGOT_OP_SIGN, x); }

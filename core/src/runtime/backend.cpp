@@ -73,4 +73,100 @@ std::string Backend::impl_name(OpKind op) const {
   return n != nullptr ? n : "";
 }
 
+// ---- ABI 1.2 device entries: read only when the table is long enough to hold them ----------
+
+#define INGOT_BACKEND_HAS(field) INGOT_TABLE_HAS(table_, ingot_backend, field)
+
+void Backend::unsupported(const char* what) const {
+  throw Error(fmt::format("backend {} (plugin {}, ABI {}.{}) does not support {}", name_, plugin_, INGOT_ABI_MAJOR,
+                          table_->abi_minor, what));
+}
+
+ingot_memory_stats Backend::memory_stats(int32_t index) const {
+  if (!INGOT_BACKEND_HAS(memory_stats)) unsupported("memory_stats");
+  ingot_memory_stats s{};
+  s.struct_size = sizeof(s);
+  s.abi_minor = INGOT_ABI_MINOR;
+  throw_if_error(table_->memory_stats(table_->self, index, &s), fmt::format("backend {}: memory_stats", name_));
+  return s;
+}
+
+void Backend::reset_peak_memory_stats(int32_t index) const {
+  if (!INGOT_BACKEND_HAS(reset_peak_memory_stats)) unsupported("reset_peak_memory_stats");
+  throw_if_error(table_->reset_peak_memory_stats(table_->self, index),
+                 fmt::format("backend {}: reset_peak_memory_stats", name_));
+}
+
+void Backend::empty_cache(int32_t index) const {
+  if (!INGOT_BACKEND_HAS(empty_cache)) unsupported("empty_cache");
+  throw_if_error(table_->empty_cache(table_->self, index), fmt::format("backend {}: empty_cache", name_));
+}
+
+bool Backend::offers_pinned_memory() const {
+  return INGOT_BACKEND_HAS(host_alloc_pinned) && INGOT_BACKEND_HAS(host_free_pinned);
+}
+
+void* Backend::host_alloc_pinned(size_t bytes) const {
+  if (!offers_pinned_memory()) unsupported("pinned host memory");
+  void* ptr = nullptr;
+  throw_if_error(table_->host_alloc_pinned(table_->self, bytes, &ptr),
+                 fmt::format("backend {}: allocating {} bytes of pinned host memory", name_, bytes));
+  return ptr;
+}
+
+void Backend::host_free_pinned(void* ptr) const {
+  if (offers_pinned_memory()) table_->host_free_pinned(table_->self, ptr);
+}
+
+bool Backend::offers_copy_async() const { return INGOT_BACKEND_HAS(copy_async); }
+
+void Backend::copy_async(void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind, size_t bytes,
+                         const ingot_exec_context& ctx) const {
+  if (!offers_copy_async()) unsupported("copy_async");
+  throw_if_error(table_->copy_async(table_->self, dst, static_cast<int32_t>(dst_kind), src,
+                                    static_cast<int32_t>(src_kind), bytes, &ctx),
+                 fmt::format("backend {}: asynchronous copy of {} bytes", name_, bytes));
+}
+
+void Backend::synchronize(int32_t index) const {
+  if (!INGOT_BACKEND_HAS(synchronize)) unsupported("synchronize");
+  throw_if_error(table_->synchronize(table_->self, index), fmt::format("backend {}: synchronize", name_));
+}
+
+void* Backend::native_stream(int32_t index) const {
+  if (!INGOT_BACKEND_HAS(native_stream)) unsupported("native_stream");
+  void* stream = nullptr;
+  throw_if_error(table_->native_stream(table_->self, index, &stream), fmt::format("backend {}: native_stream", name_));
+  return stream;
+}
+
+void* Backend::event_create(int32_t index) const {
+  // One check for the whole family: an event that can be created can be recorded and timed.
+  if (!INGOT_BACKEND_HAS(event_create) || !INGOT_BACKEND_HAS(event_record) || !INGOT_BACKEND_HAS(event_synchronize) ||
+      !INGOT_BACKEND_HAS(event_elapsed_ms) || !INGOT_BACKEND_HAS(event_destroy))
+    unsupported("events");
+  void* event = nullptr;
+  throw_if_error(table_->event_create(table_->self, index, &event), fmt::format("backend {}: event_create", name_));
+  return event;
+}
+
+void Backend::event_record(void* event, const ingot_exec_context& ctx) const {
+  throw_if_error(table_->event_record(table_->self, event, &ctx), fmt::format("backend {}: event_record", name_));
+}
+
+void Backend::event_synchronize(void* event) const {
+  throw_if_error(table_->event_synchronize(table_->self, event), fmt::format("backend {}: event_synchronize", name_));
+}
+
+double Backend::event_elapsed_ms(void* start, void* end) const {
+  double ms = 0.0;
+  throw_if_error(table_->event_elapsed_ms(table_->self, start, end, &ms),
+                 fmt::format("backend {}: event_elapsed_ms", name_));
+  return ms;
+}
+
+void Backend::event_destroy(void* event) const { table_->event_destroy(table_->self, event); }
+
+#undef INGOT_BACKEND_HAS
+
 }  // namespace ingot

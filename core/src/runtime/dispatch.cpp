@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ingot/runtime/allocator.h"
+#include "ingot/runtime/profiler.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/runtime/threads.h"
 
@@ -128,6 +129,7 @@ const Backend& pick_or_reorder(OpKind op, Device device, std::vector<Tensor>& in
 void execute(const Backend& b, OpKind op, const std::vector<ingot_tensor_desc>& in,
              const std::vector<ingot_tensor_desc>& out, const void* attrs) {
   const ingot_exec_context& ctx = exec_context();
+  ProfileScope::set_current_detail(b.name().c_str());
   struct Release {
     ~Release() { t_workspace.release(); }
   } release;
@@ -178,6 +180,7 @@ const Backend& select_backend(OpKind op, const std::vector<Tensor>& inputs, cons
 
 std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
                            const void* attrs, Device device) {
+  const ProfileScope profile([op] { return op_info(op).name; }, "op");
   check_arity(op, inputs.size(), outputs.size());
   device = device_of(inputs, device);
   std::vector<ingot_tensor_desc> out;
@@ -210,6 +213,7 @@ std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const s
 
 void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                  const void* attrs) {
+  const ProfileScope profile([op] { return op_info(op).name; }, "op");
   check_arity(op, inputs.size(), outputs.size());
   const Device device = device_of(inputs, outputs.empty() ? Device::cpu() : outputs.front().device());
   std::vector<Tensor> out_tensors = strided_all(outputs);
@@ -221,6 +225,7 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
 
 void run_op_on(const Backend& backend, OpKind op, const std::vector<Tensor>& inputs,
                const std::vector<Tensor>& outputs, const void* attrs) {
+  const ProfileScope profile([op] { return op_info(op).name; }, "op");
   check_arity(op, inputs.size(), outputs.size());
   execute(backend, op, descs_of(inputs), descs_of(outputs), attrs);
 }

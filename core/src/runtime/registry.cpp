@@ -2,6 +2,7 @@
 #include "ingot/runtime/registry.h"
 
 #include <algorithm>
+#include <cstddef>
 
 #include "backends/reference/reference_backend.h"
 #include "ingot/runtime/allocator.h"
@@ -45,7 +46,9 @@ BackendRegistry& BackendRegistry::instance() {
 BackendRegistry::BackendRegistry() { add(reference::backend_table(), "builtin"); }
 
 Backend& BackendRegistry::add(const ingot_backend* table, const std::string& plugin) {
-  INGOT_CHECK_AS(table != nullptr && table->struct_size >= sizeof(ingot_backend) && table->supports != nullptr &&
+  // Tables of older minors are shorter (entries are appended): require the ABI 1.0 part only.
+  constexpr size_t kMinTableSize = offsetof(ingot_backend, destroy) + sizeof(ingot_backend::destroy);
+  INGOT_CHECK_AS(table != nullptr && table->struct_size >= kMinTableSize && table->supports != nullptr &&
                      table->execute != nullptr,
                  PluginError, "plugin {}: backend table is incomplete (struct_size {})", plugin,
                  table != nullptr ? table->struct_size : 0);

@@ -42,8 +42,9 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
     if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
-    c.optimizer = node["optimizer"];
-    c.scheduler = node["scheduler"];
+    // Only present keys: indexing a missing key gives an invalid node that throws when assigned.
+    if (const YAML::Node o = node["optimizer"]) c.optimizer = o;
+    if (const YAML::Node s = node["scheduler"]) c.scheduler = s;
   }
   if (!c.optimizer || c.optimizer.IsNull()) {
     c.optimizer = YAML::Node(YAML::NodeType::Map);

@@ -8,6 +8,7 @@
 #include "ingot/nn/loss.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/optim/clip_grad.h"
+#include "ingot/runtime/profiler.h"
 #include "ingot/train/interrupt.h"
 
 namespace ingot::train {
@@ -28,6 +29,12 @@ double apply_schedule(optim::Optimizer& opt, const optim::LrSchedule& schedule, 
     have = true;
   }
   return first;
+}
+
+/// The loader's next batch, timed as the step's "data" phase.
+std::optional<data::Batch> next_batch(data::DataLoader& loader) {
+  const ProfileScope profile("data", "step");
+  return loader.next();
 }
 
 }  // namespace
@@ -69,12 +76,15 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     int64_t epoch_batches = 0, micro = 0, group_images = 0;
     auto step_start = std::chrono::steady_clock::now();
     bool stop = false;
-    while (auto batch = loader.next()) {
+    while (auto batch = next_batch(loader)) {
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
+      ProfileScope phase("forward", "step");
       const Tensor logits = model.forward(batch->inputs);
       const Tensor loss = nn::cross_entropy(logits, batch->targets, loss_options);
+      phase.next("backward");
       (config.accumulate > 1 ? loss * micro_scale : loss).backward();
       const double value = loss.item();
+      phase.end();
       group_loss += value;
       epoch_loss += value;
       ++epoch_batches;
@@ -86,11 +96,13 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       const bool last_of_epoch = batch->index + 1 == plan.batches_per_epoch;
       if (micro < config.accumulate && !last_of_epoch) continue;
       // One optimizer step over the group's accumulated gradients.
+      phase.next("optimizer");
       double grad_norm = -1.0;
       if (config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(params, *config.clip_grad_norm);
       if (config.clip_grad_value) optim::clip_grad_value_(params, *config.clip_grad_value);
       opt.step();
       opt.zero_grad();
+      phase.end();
       ++position.step;
       position.batch = batch->index + 1;
       position.rng = ctx.dropout_gen->state();

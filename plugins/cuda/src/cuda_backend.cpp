@@ -20,6 +20,7 @@ Family family_of(int32_t op) {
   if (op >= INGOT_OP_NEG && op <= INGOT_OP_LOGICAL_NOT) return {unary_supports, unary_run};
   if (op >= INGOT_OP_ADD && op <= INGOT_OP_WHERE) return {binary_supports, binary_run};
   switch (op) {
+    case INGOT_OP_RELU_BWD: return {binary_supports, binary_run};
     case INGOT_OP_FILL:
     case INGOT_OP_COPY:
     case INGOT_OP_CAST:
@@ -92,7 +93,7 @@ const char* CudaBackend::impl_name(int32_t op) {
 }
 
 void CudaBackend::copy(void* dst, int32_t dst_kind, const void* src, int32_t src_kind, size_t bytes,
-                       const ingot_exec_context* ctx) {
+                       const ingot_exec_context* ctx, bool async) {
   if (bytes == 0) return;
   INGOT_CUDA_CHECK(cudaSetDevice(dev_.device()));
   const cudaStream_t stream = dev_.stream_for(ctx);
@@ -100,10 +101,11 @@ void CudaBackend::copy(void* dst, int32_t dst_kind, const void* src, int32_t src
   const cudaMemcpyKind kind = to_host ? (from_host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
                                       : (from_host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice);
   INGOT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  if (async) return;  // pageable host memory still makes cudaMemcpyAsync block (CUDA's rule)
   bool wait = to_host;
   if (from_host && !to_host) {
     // From pageable memory cudaMemcpyAsync returns once the source is staged; from pinned memory
-    // it returns at once, and the ABI has no completion event yet, so wait for the caller's buffer.
+    // it returns at once, so wait for the caller's buffer (copy_async is the variant that does not).
     cudaPointerAttributes attr{};
     wait = cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost;
     (void)cudaGetLastError();
@@ -134,6 +136,7 @@ ingot_backend CudaBackend::make_table(CudaBackend* impl) {
   t.alloc = &alloc_entry;
   t.free = &free_entry;
   t.copy = &copy_entry;
+  fill_device_entries(t);
   return t;
 }
 

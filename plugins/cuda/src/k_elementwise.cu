@@ -1,5 +1,5 @@
 // Elementwise ops with NumPy broadcasting: unary (NEG .. LOGICAL_NOT), binary arithmetic,
-// comparisons, logical ops and WHERE. One kernel per dtype and arity; the op is a uniform
+// comparisons, logical ops, WHERE and RELU_BWD. One kernel per dtype and arity; the op is a uniform
 // runtime switch so that compile time stays small. f16/bf16 compute in float.
 #include "k_common.cuh"
 
@@ -111,6 +111,7 @@ __device__ __forceinline__ C binary_op(int32_t op, C a, C b) {
     case INGOT_OP_ADD: return wrap_add(a, b);
     case INGOT_OP_SUB: return wrap_sub(a, b);
     case INGOT_OP_MUL: return wrap_mul(a, b);
+    case INGOT_OP_RELU_BWD: return b > C(0) ? a : C(0);  // (grad, x)
     case INGOT_OP_MAXIMUM:
     case INGOT_OP_MINIMUM:
       if constexpr (std::is_floating_point_v<C>) {
@@ -237,7 +238,8 @@ bool binary_supports(const sdk::OpCall& c) {
     const uint32_t mask = (c.op == INGOT_OP_EQ || c.op == INGOT_OP_NE) ? INGOT_DTYPES_ANY : INGOT_DTYPES_NUM;
     return out == INGOT_BOOL && c.in[1].dtype == c.in[0].dtype && has_dtype(mask, c.in[0].dtype);
   }
-  const uint32_t mask = (c.op == INGOT_OP_DIV || c.op == INGOT_OP_POW) ? INGOT_DTYPES_FLOAT : INGOT_DTYPES_NUM;
+  const bool float_only = c.op == INGOT_OP_DIV || c.op == INGOT_OP_POW || c.op == INGOT_OP_RELU_BWD;
+  const uint32_t mask = float_only ? INGOT_DTYPES_FLOAT : INGOT_DTYPES_NUM;
   return c.in[0].dtype == out && c.in[1].dtype == out && has_dtype(mask, out);
 }
 

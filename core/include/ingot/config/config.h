@@ -23,6 +23,8 @@ class Config {
   static Config load(const std::string& path);
   /// Same for YAML text; `file` names it in messages.
   static Config parse(const std::string& text, const std::string& file = "<config>");
+  /// Validates an already parsed tree (a file with command-line overrides applied, say).
+  static Config from_yaml(YAML::Node root, const std::string& file);
 
   const YAML::Node& root() const { return root_; }
   const std::string& file() const { return file_; }

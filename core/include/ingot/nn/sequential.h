@@ -17,6 +17,8 @@ class Sequential : public Module {
   /// Appends a module under `name` (must be unique).
   Sequential& push_back(const std::string& name, ModulePtr module);
 
+  /// Runs the children in order; a fusable run of children (Linear + ReLU, Conv2d + BatchNorm2d
+  /// + ReLU in eval, ...) runs as one op, with the same result (ingot/nn/fusion.h).
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
 

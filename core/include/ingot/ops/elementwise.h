@@ -37,6 +37,9 @@ Tensor cos(const Tensor& x);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+/// Gradient of relu: `grad` where x > 0, else 0 (x may be relu's input or its output). Same
+/// shapes; one pass in whatever layout the backend keeps both in.
+Tensor relu_backward(const Tensor& grad, const Tensor& x);
 /// GELU, erf form (PyTorch's default).
 Tensor gelu(const Tensor& x);
 Tensor erf(const Tensor& x);

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 1
-#define INGOT_ABI_MINOR 1
+#define INGOT_ABI_MINOR 2
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -218,6 +218,23 @@ typedef struct ingot_exec_context {
 } ingot_exec_context;
 
 /* ---- backend component ------------------------------------------------------------------- */
+/* 1 when `table` (a struct that starts with struct_size) is long enough to hold `field` and the
+ * entry is set. Entries appended by a later minor are absent from older tables: read them only
+ * through this check; a missing entry means "not supported". */
+#define INGOT_TABLE_HAS(table, type, field) \
+  ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field) && (table)->field != NULL)
+
+/* A device allocator's counters (bytes unless noted), as core's MemoryStats. Appended in ABI 1.2. */
+typedef struct ingot_memory_stats {
+  uint32_t struct_size;
+  uint32_t abi_minor;
+  int64_t allocated;      /* held by live allocations */
+  int64_t reserved;       /* allocated + cached: what the allocator holds from the device */
+  int64_t peak_allocated; /* high-water mark of allocated since the last reset */
+  int64_t allocations;    /* number of alloc calls */
+  int64_t cache_hits;     /* alloc calls served from the cache */
+} ingot_memory_stats;
+
 typedef struct ingot_plan_cache_stats {
   uint32_t struct_size;
   uint32_t abi_minor;
@@ -254,13 +271,44 @@ typedef struct ingot_backend {
   /* Device memory (NULL for host backends: host memory belongs to core). */
   ingot_status* (*alloc)(void* self, size_t bytes, void** ptr);
   void (*free)(void* self, void* ptr);
-  /* Copy between host and this backend's device (sizes in bytes, both contiguous). */
+  /* Copy between host and this backend's device (sizes in bytes, both contiguous), ordered after
+   * the work queued on the compute stream (ctx->stream overrides it). Synchronous for the caller:
+   * returns once dst holds the data when dst is host memory, and once src may be reused when src
+   * is host memory (pinned or not). copy_async (ABI 1.2) is the variant that does not wait. */
   ingot_status* (*copy)(void* self, void* dst, int32_t dst_device_kind, const void* src,
                         int32_t src_device_kind, size_t bytes, const ingot_exec_context* ctx);
   void (*plan_cache_stats)(void* self, ingot_plan_cache_stats* stats);
   /* Implementation name of the last plan built for `op` (e.g. "brg:avx512_core"), or NULL. */
   const char* (*impl_name)(void* self, int32_t op);
   void (*destroy)(void* self);
+
+  /* ---- appended in ABI 1.2, device backends only; read through INGOT_TABLE_HAS ------------- */
+  /* The allocator of device `device_index`: counters, peak reset (peak_allocated = allocated),
+   * and empty_cache, which returns cached, unused blocks to the device. */
+  ingot_status* (*memory_stats)(void* self, int32_t device_index, ingot_memory_stats* out);
+  ingot_status* (*reset_peak_memory_stats)(void* self, int32_t device_index);
+  ingot_status* (*empty_cache)(void* self, int32_t device_index);
+  /* Page-locked host memory, the source and target of asynchronous copies; freed only by
+   * host_free_pinned of the same backend. */
+  ingot_status* (*host_alloc_pinned)(void* self, size_t bytes, void** ptr);
+  void (*host_free_pinned)(void* self, void* ptr);
+  /* As copy, but returns once the copy is queued on the compute stream (ctx->stream overrides):
+   * host buffers must stay untouched until synchronize, or an event recorded after the copy,
+   * has completed. From or to pageable host memory it may block like copy. */
+  ingot_status* (*copy_async)(void* self, void* dst, int32_t dst_device_kind, const void* src,
+                              int32_t src_device_kind, size_t bytes, const ingot_exec_context* ctx);
+  /* Returns once all work queued on the compute stream of `device_index` has finished. */
+  ingot_status* (*synchronize)(void* self, int32_t device_index);
+  /* The native handle of the compute stream (cudaStream_t for CUDA), valid for the process, so a
+   * communicator plugin (NCCL) can enqueue its work in order with the backend's ops. */
+  ingot_status* (*native_stream)(void* self, int32_t device_index, void** stream);
+  /* Timing events: record on the compute stream (ctx->stream overrides; ctx may be NULL);
+   * elapsed_ms waits for `end` and gives the milliseconds between two recorded events. */
+  ingot_status* (*event_create)(void* self, int32_t device_index, void** event);
+  ingot_status* (*event_record)(void* self, void* event, const ingot_exec_context* ctx);
+  ingot_status* (*event_synchronize)(void* self, void* event);
+  ingot_status* (*event_elapsed_ms)(void* self, void* start, void* end, double* ms);
+  void (*event_destroy)(void* self, void* event);
 } ingot_backend;
 
 /* ---- host API and plugin entry points ---------------------------------------------------- */

@@ -39,7 +39,30 @@ class Backend {
   /// Implementation the backend used for the last plan of `op` ("" when unknown).
   std::string impl_name(OpKind op) const;
 
+  // ABI 1.2 device entries. Each throws Error "backend X (plugin P, ABI 1.m) does not support
+  // <what>" when the table lacks the entry (older plugins, host backends).
+  /// The device allocator's counters for device `index`.
+  ingot_memory_stats memory_stats(int32_t index) const;
+  void reset_peak_memory_stats(int32_t index) const;
+  void empty_cache(int32_t index) const;
+  bool offers_pinned_memory() const;
+  void* host_alloc_pinned(size_t bytes) const;
+  void host_free_pinned(void* ptr) const;
+  bool offers_copy_async() const;
+  /// Queues a copy on the compute stream and returns (see ingot_backend.copy_async).
+  void copy_async(void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind, size_t bytes,
+                  const ingot_exec_context& ctx) const;
+  void synchronize(int32_t index) const;
+  void* native_stream(int32_t index) const;
+  void* event_create(int32_t index) const;
+  void event_record(void* event, const ingot_exec_context& ctx) const;
+  void event_synchronize(void* event) const;
+  double event_elapsed_ms(void* start, void* end) const;
+  void event_destroy(void* event) const;
+
  private:
+  [[noreturn]] void unsupported(const char* what) const;
+
   const ingot_backend* table_;
   std::string name_;
   std::string plugin_;

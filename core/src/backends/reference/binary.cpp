@@ -1,4 +1,4 @@
-// Elementwise binary arithmetic (ADD SUB MUL DIV POW MAXIMUM MINIMUM) with NumPy broadcasting;
+// Elementwise binary arithmetic (ADD SUB MUL DIV POW MAXIMUM MINIMUM, and RELU_BWD) with NumPy broadcasting;
 // inputs already have the output's dtype; f16/bf16 compute in float.
 #include <cmath>
 
@@ -36,6 +36,8 @@ C apply(int32_t op, C a, C b) {
         if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<C>::quiet_NaN();
       }
       return op == INGOT_OP_MAXIMUM ? (a > b ? a : b) : (a < b ? a : b);
+    case INGOT_OP_RELU_BWD:  // (grad, x): no NaN special case, like oneDNN's relu backward
+      return b > C(0) ? a : C(0);
     default:
       fail("{}: not a binary arithmetic op", op_name(op));
   }

@@ -23,6 +23,8 @@ Kernel kernel_for(int32_t op) {
   switch (op) {
     case INGOT_OP_WHERE:
       return &run_where;
+    case INGOT_OP_RELU_BWD:
+      return &run_binary;
     case INGOT_OP_ARGMAX:
       return &run_argmax;
     case INGOT_OP_MATMUL:

@@ -1,0 +1,67 @@
+// `ingot bench CONFIG.yaml`: times training steps, inference batches and batch-1 latency of a
+// pipeline's model on in-memory data; a table for people or, with --json, one JSON object.
+#include <boost/program_options.hpp>
+
+#include <iostream>
+
+#include "cli.h"
+#include "ingot/runtime/error.h"
+#include "ingot/train/bench.h"
+
+namespace po = boost::program_options;
+
+namespace ingot::cli {
+
+int cmd_bench(const std::vector<std::string>& args) {
+  train::BenchOptions o;
+  po::options_description opts("ingot bench");
+  opts.add_options()("config", po::value<std::string>(), "pipeline config (YAML)")(
+      "json", po::bool_switch(), "print one JSON object on stdout (everything else on stderr)")(
+      "profile", po::value<std::string>(), "profile the timed training steps into DIR")(
+      "warmup", po::value<int64_t>(&o.warmup), "untimed steps before each measurement")(
+      "steps", po::value<int64_t>(&o.steps), "timed training steps and inference batches per repeat")(
+      "repeat", po::value<int64_t>(&o.repeat), "repeats of each measurement")(
+      "batch-size", po::value<int64_t>(), "training batch (default: data.batch_size)")(
+      "infer-batch", po::value<int64_t>(&o.infer_batch), "inference batch")(
+      "latency-iters", po::value<int64_t>(&o.latency_iters), "batch-1 forwards per repeat")(
+      "threads", po::value<int>(), "compute threads (default: the config's, else the usual budget)")(
+      "save-init", po::value<std::string>(), "write the initial weights to FILE.safetensors (torch names)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set model.width=64");
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  po::variables_map vm;
+  // A bare --profile must not take the next argument as its DIR: it is taken out here.
+  std::vector<std::string> argv;
+  bool profile = false;
+  for (const std::string& a : args) {
+    if (a == "--profile")
+      profile = true;
+    else
+      argv.push_back(a);
+  }
+  po::store(po::command_line_parser(argv).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  if (!vm.count("config"))
+    throw ConfigError(
+        "usage: ingot bench CONFIG.yaml [--json] [--profile[=DIR]] [--warmup N] [--steps N] "
+        "[--repeat R] [--batch-size B] [--infer-batch B] [--latency-iters N] [--threads T] "
+        "[--save-init FILE] [--set KEY=VALUE]...");
+  o.config = vm["config"].as<std::string>();
+  if (vm.count("batch-size")) o.batch_size = vm["batch-size"].as<int64_t>();
+  if (vm.count("threads")) o.threads = vm["threads"].as<int>();
+  if (vm.count("save-init")) o.save_init = vm["save-init"].as<std::string>();
+  if (vm.count("set")) o.overrides = vm["set"].as<std::vector<std::string>>();
+  if (profile || vm.count("profile"))
+    o.profile_dir = vm.count("profile") ? vm["profile"].as<std::string>() : "ingot-profile";
+  const bool json = vm["json"].as<bool>();
+  std::ostream& log = json ? std::cerr : std::cout;
+  const train::BenchResult r = train::run_bench(o, log);
+  if (json) {
+    std::cout << r.to_json() << std::endl;
+  } else {
+    std::cout << r.table() << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace ingot::cli

@@ -1,0 +1,309 @@
+"""PyTorch side of bench/compare: the workload of `ingot bench CONFIG.yaml`, in torch.nn.
+
+    /usr/bin/python3 bench/torch_bench.py CONFIG.yaml [--json] [--warmup N] [--steps N] [--repeat R]
+        [--batch-size B] [--infer-batch B] [--latency-iters N] [--threads T[,T...]]
+        [--init FILE.safetensors] [--set key=value ...] [--parts train,inference,latency]
+
+Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet, train.optimizer,
+train.loss, clipping, data.batch_size / eval_batch_size), builds the torch.nn model whose
+state_dict names are Ingot's (tests/golden/make_nn.py), loads `--init` (the file
+`ingot bench --save-init` wrote) strictly, and measures on random in-memory data:
+  train      warm-up steps, then `repeat` blocks of `steps` steps (zero_grad, forward,
+             cross-entropy, backward, optimizer step); one images/s and ms/step value per block
+  inference  eval mode under torch.inference_mode at infer-batch, the same warm-up / blocks
+  latency    eval mode, batch 1, `repeat` x `latency-iters` single forwards each timed (after
+             at least one warm-up forward); median and nearest-rank p90
+`--json` prints one JSON object per (config, thread count) line, in `ingot bench --json`'s schema
+plus a "runtime" object (the BLAS library torch loaded, OpenBLAS's core and threads, the
+environment). Several configs or `--threads 1,2` are for bench/compare's sweep: one process, one
+line each.
+"""
+import argparse
+import ctypes
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "golden"))
+import make_nn  # noqa: E402  (the torch.nn twins of Ingot's presets)
+import st_io  # noqa: E402
+
+PARTS = ("train", "inference", "latency")
+
+
+class BenchError(Exception):
+    pass
+
+
+def apply_set(cfg, item):
+    """--set model.width=64: a dotted path into the YAML, the value parsed as YAML."""
+    if "=" not in item:
+        raise BenchError("--set %s: expected key=value, e.g. model.width=64" % item)
+    key, value = item.split("=", 1)
+    node, parts = cfg, key.split(".")
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+        if not isinstance(node, dict):
+            raise BenchError("--set %s: '%s' is not a section" % (item, p))
+    node[parts[-1]] = yaml.safe_load(value)
+
+
+def load_config(path, sets):
+    try:
+        with open(path) as f:
+            cfg = yaml.safe_load(f) or {}
+    except OSError as e:
+        raise BenchError("%s: %s" % (path, e.strerror))
+    for s in sets:
+        apply_set(cfg, s)
+    return cfg
+
+
+def model_spec(cfg, path):
+    """The model section with input_shape resolved the way Ingot's model builder does."""
+    m = dict(cfg.get("model") or {})
+    kind = m.get("preset")
+    if kind not in ("mlp", "simple_cnn", "resnet"):
+        raise BenchError("%s: model.preset must be mlp, simple_cnn or resnet (layers lists are not supported here)"
+                         % path)
+    if kind == "mlp":
+        sizes = m.get("sizes")
+        if not sizes or len(sizes) < 2:
+            raise BenchError("%s: preset mlp needs model.sizes" % path)
+        m["input_shape"] = m.get("input_shape") or [sizes[0]]
+        return m, sizes[-1]
+    chw = list(m.get("input_shape") or ([1, 28, 28] if kind == "simple_cnn" else [3, 32, 32]))
+    if "in_channels" in m:
+        chw[0] = m["in_channels"]
+    m["input_shape"] = chw
+    if kind == "resnet":
+        m.setdefault("depth", 20)
+    return m, m.get("classes", 10)
+
+
+def make_optimizer(model, o, path):
+    """train.optimizer with torch's defaults; biases and norm weights (dim <= 1) get no weight
+    decay unless no_decay_on_bias_and_norm is false (Ingot's rule)."""
+    o = dict(o or {"type": "adamw"})
+    kind = o.get("type", "adamw")
+    params = list(model.parameters())
+    if o.get("no_decay_on_bias_and_norm", True):
+        groups = [{"params": [p for p in params if p.dim() > 1]},
+                  {"params": [p for p in params if p.dim() <= 1], "weight_decay": 0.0}]
+        groups = [g for g in groups if g["params"]]
+    else:
+        groups = [{"params": params}]
+    if kind == "sgd":
+        return torch.optim.SGD(groups, lr=o.get("lr", 0.01), momentum=o.get("momentum", 0.0),
+                               dampening=o.get("dampening", 0.0), weight_decay=o.get("weight_decay", 0.0),
+                               nesterov=o.get("nesterov", False))
+    if kind not in ("adam", "adamw"):
+        raise BenchError("%s: train.optimizer.type must be sgd, adam or adamw, got %s" % (path, kind))
+    cls = torch.optim.AdamW if kind == "adamw" else torch.optim.Adam
+    return cls(groups, lr=o.get("lr", 1e-3), betas=tuple(o.get("betas", (0.9, 0.999))), eps=o.get("eps", 1e-8),
+               weight_decay=o.get("weight_decay", 0.01 if kind == "adamw" else 0.0), amsgrad=o.get("amsgrad", False))
+
+
+def summary(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def timed_blocks(fn, warmup, steps, repeat, target_s=0.0):
+    """Seconds per call of each of `repeat` blocks of `steps` calls, after `warmup` calls. With
+    target_s (bench/compare's sweep), a block has about target_s seconds of calls, at most steps."""
+    t0 = time.perf_counter()
+    for _ in range(max(warmup, 1 if target_s else 0)):
+        fn()
+    if target_s:
+        per_call = (time.perf_counter() - t0) / max(warmup, 1)
+        steps = max(1, min(steps, round(target_s / max(per_call, 1e-9))))
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            fn()
+        out.append((time.perf_counter() - t0) / steps)
+    return out
+
+
+def blas_info():
+    """The BLAS library torch actually mapped (LD_LIBRARY_PATH / update-alternatives decide), and
+    what OpenBLAS says about itself."""
+    libs = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            name = os.path.basename(path)
+            if (name.startswith("libopenblas") or name.startswith("libblas") or name.startswith("libmkl")) \
+                    and path not in libs:
+                libs.append(path)
+    info = {"libraries": [os.path.realpath(p) for p in libs]}
+    for p in libs:
+        if "openblas" not in os.path.realpath(p):
+            continue
+        try:
+            lib = ctypes.CDLL(p)
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            info["openblas_config"] = lib.openblas_get_config().decode()
+            info["openblas_core"] = lib.openblas_get_corename().decode()
+            info["openblas_threads"] = lib.openblas_get_num_threads()
+            info["openblas_parallel"] = {0: "sequential", 1: "pthread", 2: "openmp"}.get(
+                lib.openblas_get_parallel(), "?")
+            info["openblas_variant"] = os.path.basename(os.path.dirname(os.path.realpath(p)))
+            break
+        except (OSError, AttributeError):
+            continue
+    return info
+
+
+def runtime_info():
+    keys = ("LD_LIBRARY_PATH", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "GOTO_NUM_THREADS",
+            "OMP_PROC_BIND", "OMP_PLACES", "KMP_AFFINITY", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA")
+    show = torch.__config__.show()
+    dnnl = next((ln.split("MKL-DNN")[-1].strip() for ln in show.splitlines() if "MKL-DNN" in ln), "")
+    return {"torch_threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads(),
+            "onednn": dnnl.split(" ")[0], "mkldnn_enabled": torch.backends.mkldnn.is_available(),
+            "python": sys.version.split()[0], "blas": blas_info(),
+            "env": {k: os.environ[k] for k in keys if k in os.environ}}
+
+
+def bench(path, init, args, threads):
+    cfg = load_config(path, args.set)
+    spec, classes = model_spec(cfg, path)
+    data, train = cfg.get("data") or {}, cfg.get("train") or {}
+    batch = args.batch_size or data.get("batch_size", 128)
+    infer_batch = args.infer_batch
+    torch.set_num_threads(threads)
+    torch.manual_seed(cfg.get("seed", 0))
+    model = make_nn.torch_model(spec)
+    if init:
+        state, _ = st_io.load_file(init)
+        try:
+            model.load_state_dict(state, strict=True)
+        except RuntimeError as e:
+            raise BenchError("%s: does not match the model of %s: %s" % (init, path, str(e).splitlines()[0]))
+    opt = make_optimizer(model, train.get("optimizer"), path)
+    smoothing = (train.get("loss") or {}).get("label_smoothing", 0.0)
+    clip_norm, clip_value = train.get("clip_grad_norm"), train.get("clip_grad_value")
+    shape = tuple(spec["input_shape"])
+    x, y = torch.randn(batch, *shape), torch.randint(0, classes, (batch,))
+    parts = set(args.parts.split(","))
+    out = {"framework": "pytorch", "version": torch.__version__, "config": path, "model": spec["preset"],
+           "params": sum(p.numel() for p in model.parameters()), "dtype": "f32", "threads": threads,
+           "batch_size": batch, "infer_batch": infer_batch, "warmup": args.warmup, "steps": args.steps,
+           "repeat": args.repeat, "train": None, "inference": None, "latency_b1_ms": None}
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y, label_smoothing=smoothing)
+        loss.backward()
+        loss.item()  # as `ingot bench` reads the loss each step
+        if clip_norm:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+        if clip_value:
+            torch.nn.utils.clip_grad_value_(model.parameters(), clip_value)
+        opt.step()
+
+    if "train" in parts:
+        model.train()
+        secs = timed_blocks(step, args.warmup, args.steps, args.repeat, args.target_seconds)
+        out["train"] = {"images_per_s": summary([batch / s for s in secs]),
+                        "ms_per_step": summary([1e3 * s for s in secs])}
+    model.eval()
+    with torch.inference_mode():
+        if "inference" in parts:
+            xi = torch.randn(infer_batch, *shape)
+            secs = timed_blocks(lambda: model(xi), args.warmup, args.steps, args.repeat, args.target_seconds)
+            out["inference"] = {"images_per_s": summary([infer_batch / s for s in secs]),
+                                "ms_per_batch": summary([1e3 * s for s in secs])}
+        if "latency" in parts:
+            x1 = torch.randn(1, *shape)
+            ms = sorted(1e3 * s for s in timed_blocks(lambda: model(x1), max(args.warmup, 1), 1,
+                                                        args.repeat * args.latency_iters))
+            out["latency_b1_ms"] = {"median": statistics.median(ms), "p90": ms[max(0, -(-9 * len(ms) // 10) - 1)]}
+    out["memory"] = {"peak_allocated_bytes": None,
+                     "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                     "train_cache_hit_rate": None}
+    out["runtime"] = runtime_info()
+    return out
+
+
+def print_human(r):
+    print("%s (%s, %d params, %d threads, torch %s)" % (r["config"], r["model"], r["params"], r["threads"],
+                                                       r["version"]))
+    if r["train"]:
+        t = r["train"]
+        print("  train      batch %4d: %9.1f images/s (min %.1f, max %.1f), %.2f ms/step"
+              % (r["batch_size"], t["images_per_s"]["median"], t["images_per_s"]["min"], t["images_per_s"]["max"],
+                 t["ms_per_step"]["median"]))
+    if r["inference"]:
+        t = r["inference"]
+        print("  inference  batch %4d: %9.1f images/s (min %.1f, max %.1f), %.2f ms/batch"
+              % (r["infer_batch"], t["images_per_s"]["median"], t["images_per_s"]["min"], t["images_per_s"]["max"],
+                 t["ms_per_batch"]["median"]))
+    if r["latency_b1_ms"]:
+        print("  latency    batch    1: %.3f ms median, %.3f ms p90" % (r["latency_b1_ms"]["median"],
+                                                                       r["latency_b1_ms"]["p90"]))
+    blas = r["runtime"]["blas"]
+    print("  peak RSS %.1f MiB; BLAS %s (%s)" % (r["memory"]["peak_rss_bytes"] / 2**20,
+                                                ", ".join(blas["libraries"]) or "none",
+                                                blas.get("openblas_core", "?")))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="torch_bench.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("configs", nargs="+", metavar="CONFIG.yaml")
+    ap.add_argument("--json", action="store_true", help="one JSON object per line")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=0, help="default: data.batch_size")
+    ap.add_argument("--infer-batch", type=int, default=256)
+    ap.add_argument("--latency-iters", type=int, default=100, help="batch-1 forwards per repeat")
+    ap.add_argument("--threads", default="", help="T or a list T1,T2 (default: the config's threads, else "
+                    "OMP_NUM_THREADS, else torch's)")
+    ap.add_argument("--init", action="append", default=[], metavar="FILE.safetensors",
+                    help="initial weights (ingot bench --save-init); once per config")
+    ap.add_argument("--set", action="append", default=[], metavar="key=value")
+    ap.add_argument("--target-seconds", type=float, default=0.0,
+                    help="sweep mode: about this long per timed block (--steps is then the maximum)")
+    ap.add_argument("--parts", default=",".join(PARTS), help="which of train,inference,latency to run")
+    args = ap.parse_args(argv)
+    for name in ("warmup", "steps", "repeat", "latency_iters"):
+        if getattr(args, name) < (0 if name == "warmup" else 1):
+            raise BenchError("--%s %d is out of range" % (name.replace("_", "-"), getattr(args, name)))
+    if not set(args.parts.split(",")) <= set(PARTS):
+        raise BenchError("--parts %s: expected a comma list of %s" % (args.parts, ",".join(PARTS)))
+    default = int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or torch.get_num_threads()
+    try:
+        thread_list = [int(t) for t in args.threads.split(",")] if args.threads else []
+    except ValueError:
+        raise BenchError("--threads %s: expected a number or a comma list" % args.threads)
+    if args.init and len(args.init) != len(args.configs):
+        raise BenchError("--init given %d times for %d configs; give it once per config"
+                         % (len(args.init), len(args.configs)))
+    for i, path in enumerate(args.configs):
+        for t in thread_list or [load_config(path, args.set).get("threads") or default]:
+            r = bench(path, args.init[i] if args.init else None, args, t)
+            if args.json:
+                print(json.dumps(r), flush=True)
+            else:
+                print_human(r)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BenchError as e:
+        print("torch_bench.py: error: %s" % e, file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,30 @@
+// Device memory and streams, torch.cuda-style, for any device: allocator counters, peak reset,
+// empty_cache, synchronize, and the compute stream's native handle (for communicator plugins).
+#pragma once
+
+#include "ingot/runtime/allocator.h"
+#include "ingot/tensor/device.h"
+
+namespace ingot {
+
+class Backend;
+
+/// The backend that owns memory on an accelerator `device`: the highest-priority enabled backend
+/// of its kind with a device allocator. Throws BackendMissingError when there is none.
+const Backend& device_backend(Device device);
+
+/// Allocator counters of `device`: core's caching host allocator for the CPU, the device
+/// backend's allocator otherwise (ABI 1.2 `memory_stats`).
+MemoryStats memory_stats(Device device = Device::cpu());
+/// Sets peak_allocated to the current allocated bytes.
+void reset_peak_memory_stats(Device device = Device::cpu());
+/// Returns cached, unused blocks to the system or device; live tensors are untouched.
+void empty_cache(Device device = Device::cpu());
+
+/// Returns once all work queued on `device` is done (a no-op on the CPU, whose ops are synchronous).
+void synchronize(Device device);
+/// The native handle of `device`'s compute stream (a cudaStream_t on CUDA), valid for the
+/// process; nullptr for the CPU, which has no stream.
+void* native_stream(Device device);
+
+}  // namespace ingot

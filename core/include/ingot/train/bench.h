@@ -1,0 +1,71 @@
+// `ingot bench`: times the training step, batched inference and batch-1 latency of a pipeline
+// config's model on random in-memory data, with the allocator's and the process's peak memory.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ingot::train {
+
+/// What to measure and how often.
+struct BenchOptions {
+  std::string config;  ///< pipeline YAML (model, train.optimizer, data.batch_size, threads, seed, backend)
+  std::vector<std::string> overrides;  ///< "dotted.key=value", applied before validation
+  int64_t warmup = 5;                  ///< untimed steps (and forwards) before each measurement
+  int64_t steps = 20;                  ///< timed training steps, and inference batches, per repeat
+  int64_t repeat = 3;                  ///< each measurement this many times; median, min and max reported
+  std::optional<int64_t> batch_size;   ///< training batch; default data.batch_size
+  int64_t infer_batch = 256;
+  int64_t latency_iters = 100;                       ///< single-image forwards per repeat
+  std::optional<int> threads;                        ///< default: the config's threads, else the usual budget
+  std::filesystem::path save_init;                   ///< when set: the initial weights as safetensors (torch names)
+  std::optional<std::filesystem::path> profile_dir;  ///< when set: profile the timed training steps
+};
+
+/// Median and range over the repeats.
+struct Spread {
+  double median = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+};
+/// Spread of `values` (empty: zeros).
+Spread spread_of(std::vector<double> values);
+
+struct BenchResult {
+  std::string version;
+  std::string config;
+  std::string model;  ///< the preset's name, or "layers"
+  int64_t params = 0;
+  std::string dtype = "f32";
+  std::string backend;  ///< device and enabled backends, for the human table
+  int threads = 1;
+  int64_t batch_size = 0;
+  int64_t infer_batch = 0;
+  int64_t warmup = 0;
+  int64_t steps = 0;
+  int64_t repeat = 0;
+  Spread train_images_per_s;
+  Spread train_ms_per_step;
+  Spread infer_images_per_s;
+  Spread infer_ms_per_batch;
+  double latency_b1_median_ms = 0.0;
+  double latency_b1_p90_ms = 0.0;
+  int64_t peak_allocated_bytes = 0;   ///< host allocator, from the first timed training step on
+  int64_t peak_rss_bytes = 0;         ///< the process's peak resident set
+  double train_cache_hit_rate = 0.0;  ///< allocator cache hits / allocations during timed steps
+
+  /// One JSON object, the schema bench/compare reads (also produced there for PyTorch).
+  std::string to_json() const;
+  /// A small human-readable table.
+  std::string table() const;
+};
+
+/// Loads the config (with overrides), builds model and optimizer, and measures. Progress lines
+/// go to `log`. Throws ConfigError (exit 2) for bad options or config, like `ingot run`.
+BenchResult run_bench(const BenchOptions& options, std::ostream& log);
+
+}  // namespace ingot::train

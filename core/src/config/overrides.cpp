@@ -1,0 +1,88 @@
+// Config overrides: each assignment is checked against the root schema as far as the schema
+// describes the path, then written into the tree, which is validated again as a whole.
+#include "ingot/config/overrides.h"
+
+#include <fmt/format.h>
+
+#include "ingot/runtime/error.h"
+
+namespace ingot::config {
+namespace {
+
+std::vector<std::string> split_dots(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t from = 0;
+  for (size_t dot; (dot = path.find('.', from)) != std::string::npos; from = dot + 1)
+    parts.push_back(path.substr(from, dot - from));
+  parts.push_back(path.substr(from));
+  return parts;
+}
+
+/// Throws for a part of `parts` that the schema (where it goes that deep) does not declare.
+void check_key(const std::vector<std::string>& parts, const std::string& assignment) {
+  const Schema* schema = &root_schema();
+  std::string path;
+  for (size_t i = 0; i < parts.size() && schema != nullptr; ++i) {
+    const Field* f = schema->find(parts[i]);
+    if (f == nullptr) {
+      std::vector<std::string> keys;
+      for (const Field& k : schema->fields()) keys.push_back(k.key);
+      const std::string hint = closest_match(parts[i], keys);
+      throw ConfigError(fmt::format("--set {}: unknown key '{}'{}{}", assignment, parts[i],
+                                    path.empty() ? "" : " in " + path,
+                                    hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+    }
+    path += (path.empty() ? "" : ".") + parts[i];
+    const bool last = i + 1 == parts.size();
+    if (!last && f->type != FieldType::Section && f->type != FieldType::Any)
+      throw ConfigError(
+          fmt::format("--set {}: '{}' is {}, not a section", assignment, path, field_type_phrase(f->type)));
+    schema = f->type == FieldType::Section ? f->section.get() : nullptr;
+  }
+}
+
+}  // namespace
+
+void apply_overrides(YAML::Node root, const std::vector<std::string>& assignments) {
+  for (const std::string& a : assignments) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+      throw ConfigError(fmt::format("--set {}: expected KEY=VALUE, e.g. --set data.batch_size=256", a));
+    const std::vector<std::string> parts = split_dots(a.substr(0, eq));
+    for (const std::string& p : parts)
+      if (p.empty()) throw ConfigError(fmt::format("--set {}: empty key in the dotted path", a));
+    check_key(parts, a);
+    YAML::Node value;
+    try {
+      value = YAML::Load(a.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(fmt::format("--set {}: the value is not valid YAML ({})", a, e.msg));
+    }
+    // yaml-cpp: `node = other` copies into the referenced node; reset() rebinds the handle.
+    YAML::Node cur;
+    cur.reset(root);
+    std::string path;
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      path += (path.empty() ? "" : ".") + parts[i];
+      YAML::Node next = cur[parts[i]];
+      if (!next.IsDefined() || next.IsNull()) {
+        cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+        next.reset(cur[parts[i]]);
+      } else if (!next.IsMap()) {
+        throw ConfigError(fmt::format("--set {}: '{}' is not a section in the config", a, path));
+      }
+      cur.reset(next);
+    }
+    cur[parts.back()] = value;
+  }
+}
+
+Config load_with_overrides(const std::string& path, const std::vector<std::string>& assignments) {
+  const Config base = Config::load(path);
+  if (assignments.empty()) return base;
+  YAML::Node root = base.root();  // shares the tree, and with it the file's line numbers
+  apply_overrides(root, assignments);
+  return Config::from_yaml(root, path);
+}
+
+}  // namespace ingot::config

@@ -1,0 +1,214 @@
+// The bench run: config and model as `ingot run` builds them, random data created once in
+// memory, then timed training steps, inference batches and batch-1 forwards.
+#include "ingot/train/bench.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <random>
+
+#include "ingot/autograd/grad_mode.h"
+#include "ingot/config/backend_select.h"
+#include "ingot/config/overrides.h"
+#include "ingot/data/data_config.h"
+#include "ingot/io/safetensors.h"
+#include "ingot/nn/loss.h"
+#include "ingot/nn/model_builder.h"
+#include "ingot/ops/random.h"
+#include "ingot/optim/optimizer_config.h"
+#include "ingot/runtime/allocator.h"
+#include "ingot/runtime/error.h"
+#include "ingot/runtime/profiler.h"
+#include "ingot/runtime/threads.h"
+
+namespace ingot::train {
+namespace {
+
+/// Dropout's stream, as in `ingot run` (pipeline.cpp), so both start from the same weights.
+constexpr uint64_t kDropoutStream = 0x9E3779B97F4A7C15ull;
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+void check_options(const BenchOptions& o) {
+  const auto at_least = [](const char* flag, int64_t v, int64_t min) {
+    if (v < min) throw ConfigError(fmt::format("{} {}: must be at least {}", flag, v, min));
+  };
+  at_least("--warmup", o.warmup, 0);
+  at_least("--steps", o.steps, 1);
+  at_least("--repeat", o.repeat, 1);
+  at_least("--infer-batch", o.infer_batch, 1);
+  at_least("--latency-iters", o.latency_iters, 1);
+  if (o.batch_size) at_least("--batch-size", *o.batch_size, 1);
+  if (o.threads) at_least("--threads", *o.threads, 1);
+}
+
+Shape batched(int64_t batch, const Shape& sample) {
+  Shape s{batch};
+  for (int64_t d : sample) s.push_back(d);
+  return s;
+}
+
+/// One optimizer step on one batch; returns the loss (reading it waits for the step's work).
+double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y,
+                  const nn::CrossEntropyOptions& loss_options) {
+  ProfileScope phase("forward", "step");
+  const Tensor loss = nn::cross_entropy(model.forward(x), y, loss_options);
+  phase.next("backward");
+  loss.backward();
+  const double value = loss.item();
+  phase.next("optimizer");
+  opt.step();
+  opt.zero_grad();
+  return value;
+}
+
+/// A forward whose result is brought to the strided layout a caller would read.
+void infer(nn::Module& model, const Tensor& x) { (void)model.forward(x).strided(); }
+
+int64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+}  // namespace
+
+BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
+  check_options(o);
+  const config::Config cfg = config::load_with_overrides(o.config, o.overrides);
+  const std::string& file = cfg.file();
+  if (!cfg.has("model")) throw ConfigError(fmt::format("{}: ingot bench needs a model: section", file));
+  if (o.threads) {
+    set_num_threads(*o.threads);
+  } else if (auto threads = cfg.threads()) {
+    set_num_threads(*threads);
+  }
+  const uint64_t seed = static_cast<uint64_t>(cfg.seed().value_or(0));
+  default_generator().manual_seed(seed);
+  const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
+  if (!sel.note.empty()) log << sel.note << "\n";
+
+  const data::DataConfig data_cfg = data::parse_data_config(cfg.node("data"), file);
+  Generator init_gen(seed);
+  Generator dropout_gen(seed ^ kDropoutStream);
+  const nn::ModulePtr model = nn::build_model(cfg.node("model"), file, init_gen, &dropout_gen);
+  const std::optional<Shape> sample = nn::model_input_shape(cfg.node("model"), file);
+  if (!sample)
+    throw ConfigError(fmt::format("{}: ingot bench needs model.input_shape (e.g. [1, 28, 28]) to make its inputs",
+                                  cfg.where("model")));
+  int64_t classes = 0;
+  try {
+    classes = model->output_shape(batched(1, *sample)).back();
+  } catch (const ShapeError& e) {
+    throw ConfigError(fmt::format("{}: the model does not fit model.input_shape {}: {}", cfg.where("model"),
+                                  sample->str(), e.what()));
+  }
+  if (cfg.has("init_from")) {
+    const std::string path = cfg.get_string("init_from", "");
+    try {
+      model->load_state_dict(io::load_safetensors(path).tensors, /*strict=*/true);
+    } catch (const Error& e) {
+      throw InputError(fmt::format("{}: init_from {}: {}", cfg.where("init_from"), path, e.what()));
+    }
+  }
+  if (!o.save_init.empty()) {
+    io::save_safetensors(o.save_init, model->state_dict(), io::Metadata{{"format", "pt"}});
+    log << fmt::format("initial weights: {}\n", o.save_init.string());
+  }
+  // train.optimizer and the loss only: the schedule, epochs and the rest do not apply here.
+  const YAML::Node given = cfg.node("train.optimizer");
+  const YAML::Node opt_node = given.IsDefined() && !given.IsNull() ? given : YAML::Load("{type: adamw}");  // as run
+  const std::unique_ptr<optim::Optimizer> opt = optim::make_optimizer(opt_node, model->named_parameters(), file);
+  nn::CrossEntropyOptions loss_options;
+  loss_options.label_smoothing = cfg.get_float("train.loss.label_smoothing", 0.0);
+
+  BenchResult r;
+  r.version = INGOT_VERSION;
+  r.config = o.config;
+  r.model = cfg.get_string("model.preset", "layers");
+  r.params = model->num_parameters();
+  r.backend = fmt::format("{} [{}]", sel.device.str(), fmt::join(sel.enabled, ", "));
+  r.threads = num_threads();
+  r.batch_size = o.batch_size.value_or(data_cfg.batch_size);
+  r.infer_batch = o.infer_batch;
+  r.warmup = o.warmup;
+  r.steps = o.steps;
+  r.repeat = o.repeat;
+
+  // The data, made once: what a loader would hand over, minus the loading.
+  Generator data_gen(seed + 1);
+  const Tensor x = randn(batched(r.batch_size, *sample), DType::F32, &data_gen);
+  std::mt19937_64 label_rng(seed + 2);
+  std::vector<int64_t> labels(static_cast<size_t>(r.batch_size));
+  for (int64_t& l : labels) l = static_cast<int64_t>(label_rng() % static_cast<uint64_t>(classes));
+  const Tensor y = Tensor::from_vector(labels, Shape{r.batch_size});
+  const Tensor x_infer = randn(batched(r.infer_batch, *sample), DType::F32, &data_gen);
+  const Tensor x_one = randn(batched(1, *sample), DType::F32, &data_gen);
+  log << fmt::format("bench: {} ({} parameters), train batch {}, inference batch {}, {} threads, {}\n", r.model,
+                     r.params, r.batch_size, r.infer_batch, r.threads, r.backend);
+
+  // Training.
+  model->train();
+  for (int64_t i = 0; i < o.warmup; ++i) train_step(*model, *opt, x, y, loss_options);
+  host_allocator().reset_peak();
+  const MemoryStats before = host_allocator().stats();
+  if (o.profile_dir) Profiler::instance().start();
+  std::vector<double> step_ms, train_ips;
+  double last_loss = 0.0;
+  for (int64_t rep = 0; rep < o.repeat; ++rep) {
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < o.steps; ++i) last_loss = train_step(*model, *opt, x, y, loss_options);
+    const double ms = ms_since(t0);
+    step_ms.push_back(ms / static_cast<double>(o.steps));
+    train_ips.push_back(1000.0 * static_cast<double>(r.batch_size * o.steps) / ms);
+  }
+  if (o.profile_dir) save_profile(*o.profile_dir, log);
+  const MemoryStats after = host_allocator().stats();
+  if (!std::isfinite(last_loss)) log << fmt::format("warning: the training loss became {}\n", last_loss);
+  r.train_ms_per_step = spread_of(step_ms);
+  r.train_images_per_s = spread_of(train_ips);
+  r.peak_allocated_bytes = after.peak_allocated;
+  const int64_t allocations = after.allocations - before.allocations;
+  r.train_cache_hit_rate =
+      allocations > 0 ? static_cast<double>(after.cache_hits - before.cache_hits) / static_cast<double>(allocations)
+                      : 1.0;
+
+  // Inference and batch-1 latency: eval mode, no graph.
+  model->eval();
+  const NoGradGuard no_grad;
+  for (int64_t i = 0; i < o.warmup; ++i) infer(*model, x_infer);
+  std::vector<double> batch_ms, infer_ips;
+  for (int64_t rep = 0; rep < o.repeat; ++rep) {
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < o.steps; ++i) infer(*model, x_infer);
+    const double ms = ms_since(t0);
+    batch_ms.push_back(ms / static_cast<double>(o.steps));
+    infer_ips.push_back(1000.0 * static_cast<double>(r.infer_batch * o.steps) / ms);
+  }
+  r.infer_ms_per_batch = spread_of(batch_ms);
+  r.infer_images_per_s = spread_of(infer_ips);
+
+  for (int64_t i = 0; i < std::max<int64_t>(o.warmup, 1); ++i) infer(*model, x_one);
+  std::vector<double> one_ms;
+  for (int64_t rep = 0; rep < o.repeat; ++rep)
+    for (int64_t i = 0; i < o.latency_iters; ++i) {
+      const auto t0 = Clock::now();
+      infer(*model, x_one);
+      one_ms.push_back(ms_since(t0));
+    }
+  std::sort(one_ms.begin(), one_ms.end());
+  r.latency_b1_median_ms = spread_of(one_ms).median;
+  const auto rank90 = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(one_ms.size())));  // nearest rank
+  r.latency_b1_p90_ms = one_ms[std::clamp<size_t>(rank90, 1, one_ms.size()) - 1];
+  r.peak_rss_bytes = peak_rss_bytes();
+  return r;
+}
+
+}  // namespace ingot::train

@@ -1,0 +1,99 @@
+// RELU_BWD family: relu's gradient as oneDNN's eltwise backward (relu, from the input), in the
+// layout its inputs share — blocked activations of a conv net stay blocked through the backward.
+#include <optional>
+
+#include "desc_util.h"
+#include "op_families.h"
+
+namespace ingot::onednn {
+namespace {
+
+bool handles(int32_t op) { return op == INGOT_OP_RELU_BWD; }
+
+// How a call runs: on the inputs' common blocked desc, or as one flat vector. A blocked input
+// next to a dense one is reordered into the workspace first (`dense_copy` = that input's index).
+struct Layout {
+  dnnl::memory::desc md;
+  int dense_copy = -1;
+};
+
+bool dense(const ingot_tensor_desc& d) { return sdk::is_contiguous(d) && sdk::numel(d) > 0; }
+
+std::optional<Layout> layout_of(OnednnBackend& be, const sdk::OpCall& c) {
+  if (c.n_in != 2 || c.n_out != 1) return std::nullopt;
+  const ingot_tensor_desc &g = c.in[0], &x = c.in[1], &y = c.out[0];
+  if (!is_compute_dtype(g.dtype) || x.dtype != g.dtype || y.dtype != g.dtype) return std::nullopt;
+  if (!is_plain_host(g) || !is_plain_host(x) || !is_plain_host(y)) return std::nullopt;
+  const dnnl::memory::desc *gmd = be.opaque_md(g), *xmd = be.opaque_md(x), *ymd = be.opaque_md(y);
+  if (gmd != nullptr && xmd != nullptr) {
+    if (*gmd != *xmd || ymd == nullptr || *ymd != *gmd) return std::nullopt;
+    return Layout{*gmd};
+  }
+  if (ymd != nullptr || !dense(y)) return std::nullopt;
+  if ((gmd == nullptr && !dense(g)) || (xmd == nullptr && !dense(x))) return std::nullopt;
+  const int copy = gmd != nullptr ? 0 : (xmd != nullptr ? 1 : -1);
+  return Layout{dnnl::memory::desc({sdk::numel(y)}, to_dnnl(y.dtype), tag::a), copy};
+}
+
+std::shared_ptr<Plan> get_plan(OnednnBackend& be, const dnnl::memory::desc& md) {
+  KeyBuilder key(INGOT_OP_RELU_BWD);
+  key.add_md(md).add(be.threads());
+  return be.plan(key.str(), [&] {
+    using alg = dnnl::algorithm;
+    auto fwd_d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg::eltwise_relu, md, 0.f, 0.f);
+    auto fwd_pd = dnnl::eltwise_forward::primitive_desc(fwd_d, be.engine());
+    auto d = dnnl::eltwise_backward::desc(alg::eltwise_relu, md, md, 0.f, 0.f);
+    auto pd = dnnl::eltwise_backward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), fwd_pd);
+    Plan p;
+    p.prim = dnnl::eltwise_backward(pd);
+    p.pd = pd;
+    return p;
+  });
+}
+
+bool supports(OnednnBackend& be, const sdk::OpCall& c) {
+  auto l = layout_of(be, c);
+  if (!l) return false;
+  auto p = get_plan(be, l->md);
+  return p->prim && !is_ref_impl(p->impl);
+}
+
+void execute(const sdk::OpCall& c, Exec& ex) {
+  OnednnBackend& be = ex.backend();
+  auto l = layout_of(be, c);
+  if (!l) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn relu_bwd: unsupported call");
+  auto p = get_plan(be, l->md);
+  if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn relu_bwd: " + p->impl);
+  ex.serial_if_small(sdk::numel(c.out[0]));
+  const size_t scratch = ex.reserve_scratchpad(*p);
+  const size_t copy_slot = l->dense_copy >= 0 ? ex.reserve(l->md.get_size()) : Exec::npos;
+  ex.allocate();
+  void* in[2] = {sdk::data_ptr(c.in[0]), sdk::data_ptr(c.in[1])};
+  if (l->dense_copy >= 0) {
+    const ingot_tensor_desc& blocked = c.in[l->dense_copy];
+    void* dst = ex.ptr(copy_slot);
+    ex.reorder(*be.opaque_md(blocked), in[l->dense_copy], strided_md(c.out[0]), dst);
+    in[l->dense_copy] = dst;
+  }
+  ex.bind(*p, DNNL_ARG_DIFF_DST, in[0]);
+  ex.bind(*p, DNNL_ARG_SRC, in[1]);
+  ex.bind(*p, DNNL_ARG_DIFF_SRC, sdk::data_ptr(c.out[0]));
+  ex.run(*p, c.op, scratch);
+}
+
+// Both inputs blocked alike: so is the gradient.
+bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
+  const dnnl::memory::desc *gmd = be.opaque_md(c.in[0]), *xmd = be.opaque_md(c.in[1]);
+  if (index != 0 || gmd == nullptr || xmd == nullptr || *gmd != *xmd || outputs[0].dtype != c.in[0].dtype)
+    return false;
+  return set_opaque_output(be, outputs, 0, *gmd);
+}
+
+}  // namespace
+
+const OpFamily& relu_bwd_family() {
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  return f;
+}
+
+}  // namespace ingot::onednn

@@ -1,0 +1,122 @@
+// The ABI 1.2 device entries of the cuda plugin through core's API: memory_stats / empty_cache /
+// peak reset, the out-of-memory message, synchronize, the native stream, pinned memory with
+// asynchronous copies, and event timing. Skipped without a GPU.
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <iostream>
+
+#include "cuda_plugin_path.h"
+#include "ingot/ops/ops.h"
+#include "ingot/runtime/backend.h"
+#include "ingot/runtime/device_event.h"
+#include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/pinned_memory.h"
+#include "test_support.h"
+
+namespace ingot {
+namespace {
+
+const Device kGpu{DeviceKind::CUDA, 0};
+
+bool gpu_ready() {
+  const PluginRecord& rec = test::cuda_record();
+  if (!rec.available) {
+    test::skip("cuda backend unavailable: " + (rec.reason.empty() ? std::string("plugin not built") : rec.reason));
+    return false;
+  }
+  return true;
+}
+
+TEST_CASE("cuda device API: memory_stats, empty_cache and peak reset through the ABI", "[cuda][memory]") {
+  if (!gpu_ready()) return;
+  REQUIRE(device_backend(kGpu).name() == "cuda");
+  const MemoryStats s0 = memory_stats(kGpu);
+  {
+    const Tensor t = Tensor::empty({1000}, DType::F32, kGpu);  // 4000 bytes -> the 4096-byte class
+    const MemoryStats s1 = memory_stats(kGpu);
+    CHECK(s1.allocated == s0.allocated + 4096);
+    CHECK(s1.allocations == s0.allocations + 1);
+    CHECK(s1.peak_allocated >= s1.allocated);
+  }
+  const MemoryStats s2 = memory_stats(kGpu);
+  CHECK(s2.allocated == s0.allocated);
+  CHECK(s2.reserved >= s2.allocated + 4096);
+  { const Tensor again = Tensor::empty({1000}, DType::F32, kGpu); }
+  CHECK(memory_stats(kGpu).cache_hits == s2.cache_hits + 1);
+  empty_cache(kGpu);
+  CHECK(memory_stats(kGpu).reserved == memory_stats(kGpu).allocated);
+  reset_peak_memory_stats(kGpu);
+  CHECK(memory_stats(kGpu).peak_allocated == memory_stats(kGpu).allocated);
+  REQUIRE_THROWS_WITH(memory_stats(Device{DeviceKind::CUDA, 7}), Catch::Contains("serves device 0 only"));
+}
+
+TEST_CASE("cuda device API: out of memory frees the cache, retries, then explains", "[cuda][memory]") {
+  if (!gpu_ready()) return;
+  size_t free_b = 0, total_b = 0;
+  REQUIRE(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess);
+  { const Tensor cached = Tensor::empty({2 << 20}, DType::F32, kGpu); }  // 8 MiB left in the cache
+  REQUIRE(memory_stats(kGpu).reserved > memory_stats(kGpu).allocated);
+  std::string msg;
+  try {
+    const Tensor huge = Tensor::empty({static_cast<int64_t>(total_b / 2)}, DType::F32, kGpu);  // 2x the device
+    FAIL("allocating twice the device's memory succeeded");
+  } catch (const OutOfMemoryError& e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  for (const char* part : {"tried to allocate", "allocated", "reserved", "smaller batch", "mixed precision",
+                           "checkpointing"})
+    CHECK(msg.find(part) != std::string::npos);
+  CHECK(msg.find('\n') == std::string::npos);
+  CHECK(memory_stats(kGpu).reserved == memory_stats(kGpu).allocated);  // the cache was emptied for the retry
+  const Tensor ok = Tensor::empty({1 << 20}, DType::F32, kGpu);         // still usable
+  CHECK(ok.device() == kGpu);
+}
+
+TEST_CASE("cuda device API: synchronize and the native compute stream", "[cuda][stream]") {
+  if (!gpu_ready()) return;
+  void* s = native_stream(kGpu);
+  REQUIRE(s != nullptr);
+  CHECK(native_stream(kGpu) == s);
+  const Tensor a = test::random_tensor({256, 256}, DType::F32, 1).to(kGpu);
+  const Tensor b = matmul(a, a);
+  synchronize(kGpu);
+  CHECK(cudaStreamQuery(static_cast<cudaStream_t>(s)) == cudaSuccess);  // drained
+  CHECK(b.device() == kGpu);
+}
+
+TEST_CASE("cuda device API: pinned memory and asynchronous copies", "[cuda][pinned]") {
+  if (!gpu_ready()) return;
+  REQUIRE(pinned_memory_available(kGpu));
+  const Tensor x = test::random_tensor({64, 1000}, DType::F32, 3);
+  const Tensor p = pin_memory(x, kGpu);
+  CHECK(is_pinned(p));
+  cudaPointerAttributes attr{};
+  REQUIRE(cudaPointerGetAttributes(&attr, p.storage()->data()) == cudaSuccess);
+  CHECK(attr.type == cudaMemoryTypeHost);
+  const Tensor d = to_async(p, kGpu);
+  const Tensor doubled = add(d, d);  // ordered after the copy on the compute stream
+  const Tensor back = to_async(doubled, Device::cpu());  // not to be read before synchronize
+  synchronize(kGpu);
+  INGOT_REQUIRE_CLOSE(back, add(x, x), 0.0, 0.0);
+}
+
+TEST_CASE("cuda device API: events time work on the compute stream", "[cuda][event]") {
+  if (!gpu_ready()) return;
+  const Tensor a = test::random_tensor({512, 512}, DType::F32, 2).to(kGpu);
+  Event start(kGpu), end(kGpu);
+  start.record();
+  Tensor c = a;
+  for (int i = 0; i < 10; ++i) c = matmul(c, a);
+  end.record();
+  end.synchronize();
+  const double ms = start.elapsed_ms(end);
+  CHECK(ms > 0.0);
+  CHECK(ms < 10000.0);
+  std::cout << "10 matmuls 512^3 f32: " << ms << " ms (cuda events)\n";
+}
+
+}  // namespace
+}  // namespace ingot
