@@ -48,10 +48,14 @@ bool supports(OnednnBackend&, const sdk::OpCall& c) {
   return true;
 }
 
+// Built for AVX-512 and AVX2 as well as the baseline, picked at load time: sqrt and divide
+// dominate with 4-wide SSE2, and the build must still run on any x86-64.
+#define INGOT_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
 // Small tensors run on the calling thread: a fork/join costs more than the work.
 bool parallel(int64_t n) { return n >= Exec::kSerialGrain && omp_get_max_threads() > 1; }
 
-void sgd(const ingot_attr_sgd& a, int64_t n, float* p, const float* g, float* buf) {
+INGOT_SIMD_CLONES void sgd(const ingot_attr_sgd& a, int64_t n, float* p, const float* g, float* buf) {
   const auto lr = static_cast<float>(a.lr), wd = static_cast<float>(a.weight_decay);
   const auto mom = static_cast<float>(a.momentum), damp = static_cast<float>(1.0 - a.dampening);
   if (a.momentum == 0.0) {
@@ -75,7 +79,7 @@ struct AdamConsts {
 };
 
 template <bool kAmsgrad>
-void adam_loop(const AdamConsts& k, int64_t n, float* p, const float* g, float* m, float* v, float* vmax) {
+INGOT_SIMD_CLONES void adam_loop(const AdamConsts& k, int64_t n, float* p, const float* g, float* m, float* v, float* vmax) {
 #pragma omp parallel for simd if (parallel(n))
   for (int64_t i = 0; i < n; ++i) {
     const float w = p[i] * k.shrink;

@@ -1,5 +1,7 @@
 // Reduction family: SUM / MEAN / MAX / MIN of a dense f32 tensor to the output's shape (same
 // rank, each dim kept or 1), through oneDNN's reduction primitive.
+#include <omp.h>
+
 #include <optional>
 
 #include "desc_util.h"
@@ -52,14 +54,80 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c) {
   });
 }
 
+// SUM / MEAN as [A, K, B] -> [K]: the kept dims form one block, everything before (A) and after
+// (B) it is reduced. That is a Linear's bias gradient ([rows, features] -> [features]) and a
+// conv's ([N, C, H*W] -> [C]), which oneDNN 2.6 only offers as its slow reference kernel.
+struct Blocks {
+  int64_t a = 1, k = 1, b = 1;
+};
+
+std::optional<Blocks> blocks_of(const sdk::OpCall& c) {
+  if (c.op != INGOT_OP_SUM && c.op != INGOT_OP_MEAN) return std::nullopt;
+  const ingot_tensor_desc &x = c.in[0], &y = c.out[0];
+  Blocks r;
+  int stage = 0;  // 0: leading reduced dims, 1: kept block, 2: trailing reduced dims
+  for (int d = 0; d < x.ndim; ++d) {
+    if (x.shape[d] == 1) continue;
+    const bool kept = y.shape[d] == x.shape[d];
+    if (kept && stage == 2) return std::nullopt;
+    if (kept) stage = 1;
+    if (!kept && stage == 1) stage = 2;
+    (stage == 0 ? r.a : stage == 1 ? r.k : r.b) *= x.shape[d];
+  }
+  return r;
+}
+
+void reduce_blocks(const Blocks& s, const float* x, float* y, float scale) {
+  const bool par = s.a * s.k * s.b >= Exec::kSerialGrain && omp_get_max_threads() > 1;
+  if (s.b == 1) {
+    // Rows added in order into a chunk of y, vectorised along K; threads own chunks of K.
+    constexpr int64_t kChunk = 256;
+#pragma omp parallel for if (par && s.k > kChunk)
+    for (int64_t k0 = 0; k0 < s.k; k0 += kChunk) {
+      const int64_t k1 = k0 + kChunk < s.k ? k0 + kChunk : s.k;
+      for (int64_t k = k0; k < k1; ++k) y[k] = 0.f;
+      for (int64_t a = 0; a < s.a; ++a) {
+        const float* row = x + a * s.k;
+#pragma omp simd
+        for (int64_t k = k0; k < k1; ++k) y[k] += row[k];
+      }
+      for (int64_t k = k0; k < k1; ++k) y[k] *= scale;
+    }
+    return;
+  }
+#pragma omp parallel for if (par && s.k > 1)
+  for (int64_t k = 0; k < s.k; ++k) {
+    float acc = 0.f;
+    for (int64_t a = 0; a < s.a; ++a) {
+      const float* row = x + (a * s.k + k) * s.b;
+      float part = 0.f;
+#pragma omp simd reduction(+ : part)
+      for (int64_t b = 0; b < s.b; ++b) part += row[b];
+      acc += part;
+    }
+    y[k] = acc * scale;
+  }
+}
+
+bool own_loop(OnednnBackend& be, const sdk::OpCall& c) {
+  auto p = get_plan(be, c);
+  return (!p->prim || is_ref_impl(p->impl)) && blocks_of(c).has_value();
+}
+
 bool supports(OnednnBackend& be, const sdk::OpCall& c) {
   if (!shapes_ok(c)) return false;
   auto p = get_plan(be, c);
-  return p->prim && !is_ref_impl(p->impl);
+  return (p->prim && !is_ref_impl(p->impl)) || own_loop(be, c);
 }
 
 void execute(const sdk::OpCall& c, Exec& ex) {
   if (!shapes_ok(c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn reduction: unsupported call");
+  if (own_loop(ex.backend(), c)) {
+    const Blocks s = *blocks_of(c);
+    ex.backend().note_impl(c.op, "cpu_onednn:omp_blocks");
+    const float scale = c.op == INGOT_OP_MEAN ? 1.f / static_cast<float>(s.a * s.b) : 1.f;
+    return reduce_blocks(s, sdk::data_ptr<const float>(c.in[0]), sdk::data_ptr<float>(c.out[0]), scale);
+  }
   auto p = get_plan(ex.backend(), c);
   if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn reduction: " + p->impl);
   size_t scratch = ex.reserve_scratchpad(*p);

@@ -154,6 +154,18 @@ INGOT_GRAD_RULE(max) { return extremum_grad(c, go[0]); }
 INGOT_GRAD_RULE(min) { return extremum_grad(c, go[0]); }
 
 // ---- linear algebra ----
+/// Gradient of a matmul's 2-D right operand b [K, N], in b's own memory order: Linear passes its
+/// [out, in] weight transposed, so the gradient is computed as (gp^T a)^T and the transpose back
+/// to [out, in] is contiguous (no copy when it is accumulated). Batch dims of a fold into rows.
+Tensor matmul_weight_grad(const Tensor& a, const Tensor& b, const Tensor& gp) {
+  if (b.dim() != 2 || a.dim() < 2) return unbroadcast(matmul(a.transpose(-2, -1), gp), b);
+  const int64_t k = b.shape()[0], n = b.shape()[1];
+  const Tensor a2 = a.dim() == 2 ? a : a.reshape({-1, k});
+  const Tensor g2 = gp.dim() == 2 ? gp : gp.reshape({-1, n});
+  const bool transposed = b.strides()[0] == 1 && b.strides()[1] == k && k > 1 && n > 1;
+  return transposed ? matmul(g2.transpose(0, 1), a2).transpose(0, 1) : matmul(a2.transpose(0, 1), g2);
+}
+
 INGOT_GRAD_RULE(matmul) {
   const auto& attr = attr_of<ingot_attr_matmul>(c);
   const Tensor &a = c.inputs[0], &b = c.inputs[1];
@@ -161,7 +173,7 @@ INGOT_GRAD_RULE(matmul) {
   const Tensor gp =
       through_activation(attr.activation, go[0], c.outputs[0], [&] { return matmul_ex(a, b, bias, Activation::None); });
   std::vector<Tensor> grads{c.needs(0) ? unbroadcast(matmul(gp, b.transpose(-2, -1)), a) : Tensor(),
-                            c.needs(1) ? unbroadcast(matmul(a.transpose(-2, -1), gp), b) : Tensor()};
+                            c.needs(1) ? matmul_weight_grad(a, b, gp) : Tensor()};
   if (attr.has_bias) grads.push_back(c.needs(2) ? sum_to_shape(gp, bias.shape()) : Tensor());
   return grads;
 }
