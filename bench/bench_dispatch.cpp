@@ -1,6 +1,6 @@
 // Dispatch overhead: the same oneDNN work run through Ingot (plugin loader, backend selection,
 // plan cache, workspace from core's allocator) and called directly on oneDNN, side by side.
-// Ops: matmul 512^3 f32, conv N=32 C=64 56x56 K=64 3x3 pad 1 (NCHW in and out, so both sides
+// Ops: matmul 512^3 and 2048^3 f32 (and oneDNN's sgemm at 2048^3), conv N=32 C=64 56x56 K=64 3x3 pad 1 (NCHW in and out, so both sides
 // reorder to oneDNN's blocked formats), and add on 16 floats (pure per-op cost).
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <unordered_map>
+#include <vector>
 
 #include "ingot/ops/op_info.h"
 #include "ingot/runtime/dispatch.h"
@@ -57,24 +58,40 @@ memory fill(memory m, float v) {
   return m;
 }
 
-// ---- matmul 512^3 ----------------------------------------------------------------------------
-constexpr int64_t kM = 512;
+// ---- matmul n^3 (512: dispatch cost; 2048: the throughput check against sgemm) -------
+void flops(benchmark::State& state, int64_t n) {
+  const double gflop = 2.0 * double(n) * double(n) * double(n) / 1e9;
+  state.counters["GFLOP/s"] = benchmark::Counter(gflop, benchmark::Counter::kIsIterationInvariantRate);
+}
 
 void BM_Matmul_Ingot(benchmark::State& state) {
   if (!load_onednn()) return state.SkipWithError("cpu_onednn plugin unavailable");
-  const Tensor a = filled({kM, kM}, 0.5f), b = filled({kM, kM}, 0.25f), y = Tensor::empty({kM, kM});
+  const int64_t n = state.range(0);
+  const Tensor a = filled({n, n}, 0.5f), b = filled({n, n}, 0.25f), y = Tensor::empty({n, n});
   const auto attr = make_attr<ingot_attr_matmul>();
   for (auto _ : state) run_op_into(INGOT_OP_MATMUL, {a, b}, {y}, &attr);
+  flops(state, n);
 }
 
 void BM_Matmul_Direct(benchmark::State& state) {
   Direct& d = direct();
-  const memory::desc md({kM, kM}, memory::data_type::f32, tag::ab);
+  const int64_t n = state.range(0);
+  const memory::desc md({n, n}, memory::data_type::f32, tag::ab);
   auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(md, md, md), d.eng);
   dnnl::matmul prim(pd);
   memory a = fill(memory(md, d.eng), 0.5f), b = fill(memory(md, d.eng), 0.25f), y = fill(memory(md, d.eng), 0.f);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, y}};
   for (auto _ : state) prim.execute(d.strm, args);
+  flops(state, n);
+}
+
+// oneDNN's own BLAS-style sgemm (row-major, no transposes): the 85 % reference.
+void BM_Sgemm_Direct(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  std::vector<float> a(size_t(n * n), 0.5f), b(size_t(n * n), 0.25f), y(size_t(n * n), 0.f);
+  for (auto _ : state)
+    dnnl::sgemm('N', 'N', n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, y.data(), n);
+  flops(state, n);
 }
 
 // ---- conv 32x64x56x56, 64 3x3 filters, pad 1 ---------------------------------------------------
@@ -147,8 +164,9 @@ void BM_TinyAdd_Direct(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_Matmul_Ingot)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Matmul_Direct)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Matmul_Ingot)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Matmul_Direct)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sgemm_Direct)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv_Ingot)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv_Direct)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TinyAdd_Ingot)->Unit(benchmark::kMicrosecond)->UseRealTime();

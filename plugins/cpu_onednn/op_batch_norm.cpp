@@ -6,6 +6,8 @@
 // a slow generic loop): the layout of a blocked input, else dense inputs are reordered into one,
 // and the data output is given that layout so the next conv reads it without a reorder.
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "desc_util.h"
 #include "op_families.h"

@@ -1,6 +1,8 @@
 // Binary family: add, sub, mul, div, maximum, minimum on f32 with NumPy broadcasting. oneDNN
 // broadcasts only its second operand, so the first must span the output; a broadcast first
-// operand is swapped for commutative ops and declined otherwise. Dense tensors only.
+// operand is swapped for commutative ops and declined otherwise. Dense tensors; or a blocked
+// activation with a second one of the same shape (a residual add), blocked alike or dense (then
+// reordered into the blocked layout first): those run blocked and give a blocked output.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -107,7 +109,45 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const Bi
   });
 }
 
+/// The blocked desc a call runs in: the inputs' common one, or that of the one blocked input when
+/// the other is dense with the same shape (it is reordered first); nullptr for other calls. The
+/// output has that layout (choose_layout gives it) or is dense (the result is reordered into it).
+const dnnl::memory::desc* blocked_md(OnednnBackend& be, const sdk::OpCall& c) {
+  if (c.n_in != 2 || c.n_out != 1 || !alg_of(c.op)) return nullptr;
+  const ingot_tensor_desc &x0 = c.in[0], &x1 = c.in[1], &y = c.out[0];
+  if (x0.dtype != y.dtype || x1.dtype != y.dtype || !is_compute_dtype(y.dtype)) return nullptr;
+  const dnnl::memory::desc *a = be.opaque_md(x0), *b = be.opaque_md(x1);
+  const dnnl::memory::desc* md = a != nullptr ? a : b;
+  if (md == nullptr || (a != nullptr && b != nullptr && *a != *b)) return nullptr;
+  if (a == nullptr || b == nullptr) {  // the other one: dense, same shape, no broadcasting
+    const ingot_tensor_desc& other = a == nullptr ? x0 : x1;
+    if (!sdk::is_contiguous(other) || !is_plain_host(other) || other.ndim != y.ndim) return nullptr;
+    for (int d = 0; d < y.ndim; ++d)
+      if (other.shape[d] != y.shape[d]) return nullptr;
+  }
+  const dnnl::memory::desc* ymd = be.opaque_md(y);
+  if (ymd != nullptr ? *ymd != *md : !sdk::is_contiguous(y)) return nullptr;
+  return md;
+}
+
+std::shared_ptr<Plan> get_blocked_plan(OnednnBackend& be, const sdk::OpCall& c, const dnnl::memory::desc& md) {
+  KeyBuilder key(c.op);
+  key.add_md(md).add(be.threads());
+  return be.plan(key.str(), [&] {
+    auto d = dnnl::binary::desc(*alg_of(c.op), md, md, md);
+    auto pd = dnnl::binary::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine());
+    Plan p;
+    p.prim = dnnl::binary(pd);
+    p.pd = pd;
+    return p;
+  });
+}
+
 bool supports(OnednnBackend& be, const sdk::OpCall& c) {
+  if (const dnnl::memory::desc* md = blocked_md(be, c)) {
+    auto p = get_blocked_plan(be, c, *md);
+    return p->prim && !is_ref_impl(p->impl);
+  }
   auto bc = analyse(c);
   if (!bc) return false;
   auto p = get_plan(be, c, *bc);
@@ -115,6 +155,30 @@ bool supports(OnednnBackend& be, const sdk::OpCall& c) {
 }
 
 void execute(const sdk::OpCall& c, Exec& ex) {
+  OnednnBackend& be = ex.backend();
+  if (const dnnl::memory::desc* md = blocked_md(be, c)) {
+    auto p = get_blocked_plan(be, c, *md);
+    if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn binary: " + p->impl);
+    ex.serial_if_small(sdk::numel(c.out[0]));
+    const size_t scratch = ex.reserve_scratchpad(*p);
+    const int dense = be.opaque_md(c.in[0]) == nullptr ? 0 : be.opaque_md(c.in[1]) == nullptr ? 1 : -1;
+    const size_t copy = dense >= 0 ? ex.reserve(md->get_size()) : Exec::npos;
+    const bool dense_out = be.opaque_md(c.out[0]) == nullptr;
+    const size_t result = dense_out ? ex.reserve(md->get_size()) : Exec::npos;
+    ex.allocate();
+    void* in[2] = {sdk::data_ptr(c.in[0]), sdk::data_ptr(c.in[1])};
+    if (dense >= 0) {
+      ex.reorder(strided_md(c.in[dense]), in[dense], *md, ex.ptr(copy));
+      in[dense] = ex.ptr(copy);
+    }
+    void* y = dense_out ? ex.ptr(result) : sdk::data_ptr(c.out[0]);
+    ex.bind(*p, DNNL_ARG_SRC_0, in[0]);
+    ex.bind(*p, DNNL_ARG_SRC_1, in[1]);
+    ex.bind(*p, DNNL_ARG_DST, y);
+    ex.run(*p, c.op, scratch);
+    if (dense_out) ex.reorder(*md, y, strided_md(c.out[0]), sdk::data_ptr(c.out[0]));
+    return;
+  }
   auto bc = analyse(c);
   if (!bc) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn binary: unsupported call");
   auto p = get_plan(ex.backend(), c, *bc);
@@ -128,10 +192,24 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.run(*p, c.op, scratch);
 }
 
+// A blocked input (and no broadcasting): the result is blocked alike.
+bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
+  if (index != 0 || c.n_in != 2) return false;
+  for (int i = 0; i < 2; ++i) {
+    if (c.in[i].ndim != outputs[0].ndim) return false;
+    for (int d = 0; d < outputs[0].ndim; ++d)
+      if (outputs[0].shape[d] != c.in[i].shape[d]) return false;
+  }
+  sdk::OpCall probe = c;
+  probe.out = outputs;
+  const dnnl::memory::desc* md = blocked_md(be, probe);
+  return md != nullptr && set_opaque_output(be, outputs, 0, *md);
+}
+
 }  // namespace
 
 const OpFamily& binary_family() {
-  static const OpFamily f{&handles, &supports, &execute, nullptr};
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
   return f;
 }
 

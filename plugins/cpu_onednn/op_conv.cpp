@@ -193,15 +193,18 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   }
 }
 
+// The forward's output and the backward-data's input gradient keep the primitive's (blocked)
+// layout, so the activations of a conv net and their gradients stay blocked between ops.
 bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
-  if (c.op != INGOT_OP_CONV2D || index != 0) return false;
+  if ((c.op != INGOT_OP_CONV2D && c.op != INGOT_OP_CONV2D_BWD_DATA) || index != 0) return false;
   auto g = geometry(c);
   if (!g) return false;
   auto p = get_plan(be, c, *g);
   if (!p->prim) return false;
-  dnnl::memory::desc dst = p->pd.dst_desc();
-  if (dst == plain_md(g->y, g->type)) return false;  // plain NCHW already: stay strided
-  return set_opaque_output(be, outputs, 0, dst);
+  const bool fwd = c.op == INGOT_OP_CONV2D;
+  dnnl::memory::desc out = fwd ? p->pd.dst_desc() : p->pd.diff_src_desc();
+  if (out == plain_md(fwd ? g->y : g->x, g->type)) return false;  // plain NCHW already: stay strided
+  return set_opaque_output(be, outputs, 0, out);
 }
 
 }  // namespace

@@ -136,7 +136,8 @@ struct PoolIndices final : OpaqueCodec {
   bool read_by(int32_t op) const override { return op == INGOT_OP_MAX_POOL2D_BWD; }
   void to_strided(const void* src, const ingot_tensor_desc& dst, Exec& ex) const override {
     if (dst.dtype != INGOT_I64 || !sdk::is_contiguous(dst) || dims_of(dst) != g.y)
-      throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn max_pool2d indices: decoding needs a dense i64 tensor");
+      throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT,
+                         "cpu_onednn max_pool2d indices: decoding needs a dense i64 tensor");
     const dnnl::memory::desc plain = plain_md(g.y, ws_md.data_type());
     const size_t slot = ex.reserve(plain.get_size());
     ex.allocate();
@@ -231,8 +232,8 @@ std::shared_ptr<Plan> max_backward_plan(OnednnBackend& be, const sdk::OpCall& c,
   key.add(be.threads());
   return be.plan(key.str(), [&] {
     auto hint = forward_pd(be, g, idx.src_md, dnnl::prop_kind::forward_training);
-    auto d = dnnl::pooling_backward::desc(g.algorithm, idx.src_md, hint.dst_desc(), g.strides, g.kernel, g.pad_l,
-                                          g.pad_r);
+    auto d =
+        dnnl::pooling_backward::desc(g.algorithm, idx.src_md, hint.dst_desc(), g.strides, g.kernel, g.pad_l, g.pad_r);
     auto pd = dnnl::pooling_backward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), hint);
     if (pd.workspace_desc() != idx.ws_md)
       throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "max_pool2d_bwd: workspace layout differs from the forward's");

@@ -10,8 +10,9 @@ namespace {
 
 bool handles(int32_t op) { return op == INGOT_OP_RELU_BWD; }
 
-// How a call runs: on the inputs' common blocked desc, or as one flat vector. A blocked input
-// next to a dense one is reordered into the workspace first (`dense_copy` = that input's index).
+// How a call runs: in the blocked desc of its blocked input(s), or as one flat vector for dense
+// ones. A dense input next to a blocked one is reordered into that blocked layout in the
+// workspace first (`dense_copy` = its index), so the gradient stays blocked for the next op.
 struct Layout {
   dnnl::memory::desc md;
   int dense_copy = -1;
@@ -25,14 +26,16 @@ std::optional<Layout> layout_of(OnednnBackend& be, const sdk::OpCall& c) {
   if (!is_compute_dtype(g.dtype) || x.dtype != g.dtype || y.dtype != g.dtype) return std::nullopt;
   if (!is_plain_host(g) || !is_plain_host(x) || !is_plain_host(y)) return std::nullopt;
   const dnnl::memory::desc *gmd = be.opaque_md(g), *xmd = be.opaque_md(x), *ymd = be.opaque_md(y);
-  if (gmd != nullptr && xmd != nullptr) {
-    if (*gmd != *xmd || ymd == nullptr || *ymd != *gmd) return std::nullopt;
-    return Layout{*gmd};
+  if (gmd == nullptr && xmd == nullptr) {
+    if (ymd != nullptr || !dense(g) || !dense(x) || !dense(y)) return std::nullopt;
+    return Layout{dnnl::memory::desc({sdk::numel(y)}, to_dnnl(y.dtype), tag::a)};
   }
-  if (ymd != nullptr || !dense(y)) return std::nullopt;
-  if ((gmd == nullptr && !dense(g)) || (xmd == nullptr && !dense(x))) return std::nullopt;
-  const int copy = gmd != nullptr ? 0 : (xmd != nullptr ? 1 : -1);
-  return Layout{dnnl::memory::desc({sdk::numel(y)}, to_dnnl(y.dtype), tag::a), copy};
+  const dnnl::memory::desc& md = gmd != nullptr ? *gmd : *xmd;
+  if (gmd != nullptr && xmd != nullptr && *gmd != *xmd) return std::nullopt;
+  const int copy = gmd == nullptr ? 0 : (xmd == nullptr ? 1 : -1);
+  if (copy >= 0 && !dense(c.in[copy])) return std::nullopt;
+  if (ymd != nullptr ? *ymd != md : !dense(y)) return std::nullopt;  // a dense y gets the result reordered
+  return Layout{md, copy};
 }
 
 std::shared_ptr<Plan> get_plan(OnednnBackend& be, const dnnl::memory::desc& md) {
@@ -67,26 +70,33 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.serial_if_small(sdk::numel(c.out[0]));
   const size_t scratch = ex.reserve_scratchpad(*p);
   const size_t copy_slot = l->dense_copy >= 0 ? ex.reserve(l->md.get_size()) : Exec::npos;
+  const bool blocked = be.opaque_md(c.in[0]) != nullptr || be.opaque_md(c.in[1]) != nullptr;
+  const bool reorder_out = blocked && be.opaque_md(c.out[0]) == nullptr;
+  const size_t out_slot = reorder_out ? ex.reserve(l->md.get_size()) : Exec::npos;
   ex.allocate();
   void* in[2] = {sdk::data_ptr(c.in[0]), sdk::data_ptr(c.in[1])};
   if (l->dense_copy >= 0) {
-    const ingot_tensor_desc& blocked = c.in[l->dense_copy];
     void* dst = ex.ptr(copy_slot);
-    ex.reorder(*be.opaque_md(blocked), in[l->dense_copy], strided_md(c.out[0]), dst);
+    ex.reorder(strided_md(c.in[l->dense_copy]), in[l->dense_copy], l->md, dst);
     in[l->dense_copy] = dst;
   }
   ex.bind(*p, DNNL_ARG_DIFF_DST, in[0]);
   ex.bind(*p, DNNL_ARG_SRC, in[1]);
-  ex.bind(*p, DNNL_ARG_DIFF_SRC, sdk::data_ptr(c.out[0]));
+  void* y = reorder_out ? ex.ptr(out_slot) : sdk::data_ptr(c.out[0]);
+  ex.bind(*p, DNNL_ARG_DIFF_SRC, y);
   ex.run(*p, c.op, scratch);
+  if (reorder_out) ex.reorder(l->md, y, strided_md(c.out[0]), sdk::data_ptr(c.out[0]));
 }
 
-// Both inputs blocked alike: so is the gradient.
+// A blocked input: the gradient is blocked alike.
 bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
+  if (index != 0 || c.n_in != 2 || outputs[0].dtype != c.in[0].dtype) return false;
   const dnnl::memory::desc *gmd = be.opaque_md(c.in[0]), *xmd = be.opaque_md(c.in[1]);
-  if (index != 0 || gmd == nullptr || xmd == nullptr || *gmd != *xmd || outputs[0].dtype != c.in[0].dtype)
-    return false;
-  return set_opaque_output(be, outputs, 0, *gmd);
+  if (gmd != nullptr && xmd != nullptr && *gmd != *xmd) return false;
+  const dnnl::memory::desc* md = gmd != nullptr ? gmd : xmd;
+  const int other = gmd != nullptr ? 1 : 0;
+  if (md == nullptr || (be.opaque_md(c.in[other]) == nullptr && !dense(c.in[other]))) return false;
+  return set_opaque_output(be, outputs, 0, *md);
 }
 
 }  // namespace

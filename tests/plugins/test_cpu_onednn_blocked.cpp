@@ -54,9 +54,11 @@ struct Net {
 };
 
 Net make_net(int64_t n, int64_t cin, int64_t c, int64_t hw, int64_t pooled, uint64_t seed) {
-  return {n, cin, c, hw,
-          {rnd({n, cin, hw, hw}, seed), rnd({c, cin, 3, 3}, seed + 1), rnd({c}, seed + 2),
-           rnd({c}, seed + 3, 0.5, 1.5), rnd({c}, seed + 4), rnd({n, c, pooled, pooled}, seed + 5)}};
+  Net net{n, cin, c, hw, {}};
+  net.params = {rnd({n, cin, hw, hw}, seed), rnd({c, cin, 3, 3}, seed + 1),
+                rnd({c}, seed + 2),          rnd({c}, seed + 3, 0.5, 1.5),
+                rnd({c}, seed + 4),          rnd({n, c, pooled, pooled}, seed + 5)};
+  return net;
 }
 
 /// conv -> batch norm -> 3x3/2 max pool and back through dispatch; every tensor read back
@@ -69,15 +71,16 @@ std::vector<Tensor> cnn_step(const Net& net, int64_t pooled, std::string& opaque
   const Shape act{net.n, net.c, net.hw, net.hw}, out{net.n, net.c, pooled, pooled}, ch{net.c};
   const Tensor h = run_op(INGOT_OP_CONV2D, {p[0], p[1], p[2]}, {{act, DType::F32}}, &conv)[0];
   const Tensor rm = zeros(ch), rv = ones(ch);
-  const auto y = run_op(INGOT_OP_BATCH_NORM, {h, p[3], p[4], rm, rv}, {{act, DType::F32}, {ch, DType::F32}, {ch, DType::F32}}, &bn);
+  const auto y = run_op(INGOT_OP_BATCH_NORM, {h, p[3], p[4], rm, rv},
+                        {{act, DType::F32}, {ch, DType::F32}, {ch, DType::F32}}, &bn);
   const auto m = run_op(INGOT_OP_MAX_POOL2D, {y[0]}, {{out, DType::F32}, {out, DType::I64}}, &pool);
   const Tensor gy = run_op(INGOT_OP_MAX_POOL2D_BWD, {p[5], y[0], m[1]}, {{act, DType::F32}}, &pool)[0];
   const auto gh = run_op(INGOT_OP_BATCH_NORM_BWD, {gy, h, p[3], y[1], y[2]},
                          {{act, DType::F32}, {ch, DType::F32}, {ch, DType::F32}}, &bn);
   const Tensor gx = run_op(INGOT_OP_CONV2D_BWD_DATA, {gh[0], p[1]}, {{p[0].shape(), DType::F32}}, &conv_bwd)[0];
   const Tensor gw = run_op(INGOT_OP_CONV2D_BWD_WEIGHT, {p[0], gh[0]}, {{p[1].shape(), DType::F32}}, &conv_bwd)[0];
-  const char* names[] = {"h", "y", "mean", "invstd", "running_var", "pooled", "indices", "grad_y", "grad_h",
-                         "grad_gamma", "grad_beta", "grad_x", "grad_w"};
+  const char* names[] = {"h",      "y",      "mean",       "invstd",    "running_var", "pooled", "indices",
+                         "grad_y", "grad_h", "grad_gamma", "grad_beta", "grad_x",      "grad_w"};
   std::vector<Tensor> all = {h, y[0], y[1], y[2], rv, m[0], m[1], gy, gh[0], gh[1], gh[2], gx, gw};
   opaque.clear();
   for (size_t i = 0; i < all.size(); ++i) {
