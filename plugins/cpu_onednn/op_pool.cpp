@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 
 #include "desc_util.h"
@@ -65,6 +66,14 @@ dnnl::pooling_forward::primitive_desc forward_pd(OnednnBackend& be, const PoolGe
   return dnnl::pooling_forward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine());
 }
 
+/// MAX_POOL2D whose caller reads no indices (ABI 1.2 attribute; inference): no workspace.
+bool wants_indices(const sdk::OpCall& c) {
+  if (c.op != INGOT_OP_MAX_POOL2D) return false;
+  const auto* a = static_cast<const ingot_attr_pool2d*>(c.attrs);
+  const size_t end = offsetof(ingot_attr_pool2d, indices_unused) + sizeof(int32_t);
+  return a == nullptr || a->struct_size < end || a->indices_unused == 0;
+}
+
 /// Forward plan (src in its own layout: dense NCHW or one of our blocked layouts).
 std::shared_ptr<Plan> forward_plan(OnednnBackend& be, const sdk::OpCall& c, const PoolGeometry& g,
                                    const dnnl::memory::desc& src) {
@@ -75,7 +84,7 @@ std::shared_ptr<Plan> forward_plan(OnednnBackend& be, const sdk::OpCall& c, cons
       .add(be.threads());
   return be.plan(key.str(), [&] {
     // training mode makes oneDNN record the argmax workspace that the indices come from
-    auto prop = c.op == INGOT_OP_MAX_POOL2D ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+    auto prop = wants_indices(c) ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
     auto pd = forward_pd(be, g, src, prop);
     Plan p;
     p.prim = dnnl::pooling_forward(pd);
@@ -304,7 +313,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   const dnnl::memory::desc* out_blocked = be.opaque_md(c.out[0]);
   const dnnl::memory::desc user_dst = out_blocked != nullptr ? *out_blocked : plain_md(g->y, g->type);
   const bool dst_temp = user_dst != dst;
-  const bool is_max = c.op == INGOT_OP_MAX_POOL2D;
+  const bool is_max = wants_indices(c);  // false too for a max pool whose indices nobody reads
   const dnnl::memory::desc ws = is_max ? p->pd.workspace_desc() : dnnl::memory::desc();
   // encoded indices: oneDNN writes its workspace straight into the indices tensor
   const PoolIndices* encoded = is_max ? indices_of(be, c.out[1]) : nullptr;
@@ -344,7 +353,7 @@ bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* o
   auto p = plan_for(be, c, g);
   if (!p || !p->prim) return false;
   if (index == 0) return set_opaque_output(be, outputs, 0, p->pd.dst_desc());
-  if (index != 1 || c.op != INGOT_OP_MAX_POOL2D || g->type != dt::f32) return false;
+  if (index != 1 || !wants_indices(c) || g->type != dt::f32) return false;
   const dnnl::memory::desc ws = p->pd.workspace_desc();
   ingot_tensor_desc& o = outputs[1];
   o.layout = INGOT_LAYOUT_OPAQUE;

@@ -87,6 +87,19 @@ model:
                           g, d);
        },
        {2, 2, 6, 6}},
+      {"batch norms without affine or running statistics",
+       [](Generator& g, Generator*) {
+         BatchNormOptions no_affine, batch_stats;
+         no_affine.affine = false;
+         batch_stats.track_running_stats = false;  // batch statistics in eval too: not folded
+         Conv2dOptions o;
+         o.padding = {1, 1};
+         return std::make_shared<Sequential>(std::initializer_list<ModulePtr>{
+             std::make_shared<Conv2d>(2, 3, 3, o, &g), std::make_shared<BatchNorm2d>(3, no_affine),
+             std::make_shared<ReLU>(), std::make_shared<Conv2d>(3, 4, 3, o, &g),
+             std::make_shared<BatchNorm2d>(4, batch_stats), std::make_shared<ReLU>()});
+       },
+       {2, 2, 5, 5}},
   };
 }
 
@@ -98,10 +111,14 @@ void randomize_batch_norms(Module& m, uint64_t seed) {
     auto* bn = dynamic_cast<BatchNorm2d*>(mod);
     if (bn == nullptr) continue;
     const Shape c{bn->num_features()};
-    bn->running_mean().copy_(test::random_tensor(c, DType::F32, seed++, -0.5, 0.5));
-    bn->running_var().copy_(test::random_tensor(c, DType::F32, seed++, 0.3, 2.0));
-    bn->weight().copy_(test::random_tensor(c, DType::F32, seed++, 0.5, 1.5));
-    bn->bias().copy_(test::random_tensor(c, DType::F32, seed++, -0.5, 0.5));
+    if (bn->options().track_running_stats) {
+      bn->running_mean().copy_(test::random_tensor(c, DType::F32, seed++, -0.5, 0.5));
+      bn->running_var().copy_(test::random_tensor(c, DType::F32, seed++, 0.3, 2.0));
+    }
+    if (bn->options().affine) {
+      bn->weight().copy_(test::random_tensor(c, DType::F32, seed++, 0.5, 1.5));
+      bn->bias().copy_(test::random_tensor(c, DType::F32, seed++, -0.5, 0.5));
+    }
   }
 }
 
@@ -189,6 +206,7 @@ TEST_CASE("nn fusion: fused equals unfused, forward and backward, train and eval
       randomize_batch_norms(*a, 40);
       randomize_batch_norms(*b, 40);
       const StateDict names_before = a->state_dict();
+      const std::string repr_before = a->repr();
       const Tensor x = test::random_tensor(c.input, DType::F32, 21);
       for (const bool train : {true, false}) {
         for (const bool grad : {true, false}) {
@@ -206,6 +224,7 @@ TEST_CASE("nn fusion: fused equals unfused, forward and backward, train and eval
         CHECK(names_after[i].first == names_before[i].first);
         CHECK(names_after[i].second.same_tensor(names_before[i].second));
       }
+      CHECK(a->repr() == repr_before);
       CHECK(a->output_shape(c.input) == b->output_shape(c.input));
     }
   }

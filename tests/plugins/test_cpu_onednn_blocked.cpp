@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "ingot/autograd/grad_mode.h"
 #include "ingot/ops/creation.h"
+#include "ingot/ops/pool.h"
+#include "ingot/ops/reduce.h"
 #include "ingot/ops/op_info.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/plugin_loader.h"
@@ -191,6 +194,23 @@ TEST_CASE("cpu_onednn batch norm on dense 4-d inputs runs blocked and gives a bl
   std::vector<Tensor> dg = {Tensor::empty(s), Tensor::empty(ch), Tensor::empty(ch)};
   run_op_on(*be, INGOT_OP_BATCH_NORM_BWD, {gy, x, gamma, ry[1], ry[2]}, dg, &bn);
   for (size_t i = 0; i < 3; ++i) INGOT_REQUIRE_CLOSE(dg[i], rg[i], 1e-4, 1e-4);
+}
+
+TEST_CASE("max_pool2d_values skips the indices only when no graph is recorded", "[onednn]") {
+  if (onednn() == nullptr) return;
+  Pool2dParams p;
+  p.kernel = {2, 2};
+  const Tensor x = rnd({2, 16, 8, 8}, 70);
+  const Tensor expected = max_pool2d(x, p).y.strided().contiguous();
+  {
+    NoGradGuard no_grad;
+    INGOT_REQUIRE_CLOSE(max_pool2d_values(x, p).strided(), expected, 0.0, 0.0);
+  }
+  const Tensor w = rnd({2, 16, 8, 8}, 71);
+  w.set_requires_grad(true);
+  sum(max_pool2d_values(w, p)).backward();  // recorded: indices are computed and used
+  const Tensor g = max_pool2d_backward(ones({2, 16, 4, 4}), w.detach(), max_pool2d(w.detach(), p).workspace, p);
+  INGOT_REQUIRE_CLOSE(w.grad().strided(), g.strided(), 0.0, 0.0);
 }
 
 }  // namespace ingot

@@ -37,7 +37,7 @@ std::string pool_repr(const Pool2dParams& p) {
 MaxPool2d::MaxPool2d(const Pool2dParams& params) : Module("MaxPool2d"), p_(resolved(params)) {}
 Tensor MaxPool2d::forward(const Tensor& x) {
   output_shape(x.shape());
-  return max_pool2d(x, p_).y;
+  return max_pool2d_values(x, p_);
 }
 Shape MaxPool2d::output_shape(const Shape& input) const { return pooled("MaxPool2d", input, p_); }
 std::string MaxPool2d::extra_repr() const { return pool_repr(p_); }

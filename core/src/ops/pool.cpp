@@ -1,6 +1,7 @@
 // Pooling: parameter checks, output sizes (PyTorch's pooling_output_shape), dispatch.
 #include "ingot/ops/pool.h"
 
+#include "ingot/autograd/grad_mode.h"
 #include "ingot/ops/indexing.h"
 #include "ingot/ops/op_info.h"
 #include "ingot/ops/reduce.h"
@@ -67,6 +68,17 @@ MaxPool2dResult max_pool2d(const Tensor& x, const Pool2dParams& p) {
   auto ys =
       run_op(INGOT_OP_MAX_POOL2D, {x}, {OutputSpec{out, x.dtype()}, OutputSpec{out, DType::I64}}, &attr, x.device());
   return {ys[0], ys[1]};
+}
+
+Tensor max_pool2d_values(const Tensor& x, const Pool2dParams& p) {
+  detail::check_defined(x, "max_pool2d", "input");
+  if (GradMode::is_enabled() && x.requires_grad()) return max_pool2d(x, p).y;
+  check_float("max_pool2d", x);
+  const Shape out = pool2d_output_shape(x.shape(), p);
+  auto attr = pool2d_attr(p);
+  attr.indices_unused = 1;
+  return run_op(INGOT_OP_MAX_POOL2D, {x}, {OutputSpec{out, x.dtype()}, OutputSpec{out, DType::I64}}, &attr,
+                x.device())[0];
 }
 
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& workspace, const Pool2dParams& p) {

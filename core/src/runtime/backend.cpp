@@ -28,8 +28,10 @@ bool Backend::supports(OpKind op, const ingot_tensor_desc* in, int n_in, const i
 void Backend::choose_output_layout(OpKind op, const ingot_tensor_desc* in, int n_in, ingot_tensor_desc* out,
                                    int n_out, int index, const void* attrs) const {
   if (table_->choose_output_layout == nullptr) return;
-  throw_if_error(table_->choose_output_layout(table_->self, op, in, n_in, out, n_out, index, attrs),
-                 fmt::format("backend {}: choosing the layout of {} output {}", name_, op_info(op).name, index));
+  // The context string is built only on failure: this runs for every output of every op.
+  ingot_status* s = table_->choose_output_layout(table_->self, op, in, n_in, out, n_out, index, attrs);
+  if (s != nullptr)
+    throw_if_error(s, fmt::format("backend {}: choosing the layout of {} output {}", name_, op_info(op).name, index));
 }
 
 void Backend::execute(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
@@ -41,7 +43,8 @@ void Backend::execute(OpKind op, const ingot_tensor_desc* in, int n_in, const in
 void Backend::to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
                          const ingot_exec_context& ctx) const {
   INGOT_CHECK(table_->to_strided != nullptr, "backend {} made an opaque tensor but cannot reorder it", name_);
-  throw_if_error(table_->to_strided(table_->self, &src, &dst, &ctx), fmt::format("backend {}: reorder", name_));
+  ingot_status* s = table_->to_strided(table_->self, &src, &dst, &ctx);
+  if (s != nullptr) throw_if_error(s, fmt::format("backend {}: reorder", name_));
 }
 
 void Backend::layout_release(void* handle) const {
@@ -51,7 +54,8 @@ void Backend::layout_release(void* handle) const {
 void* Backend::alloc(size_t bytes) const {
   INGOT_CHECK(table_->alloc != nullptr, "backend {} has no device allocator", name_);
   void* ptr = nullptr;
-  throw_if_error(table_->alloc(table_->self, bytes, &ptr), fmt::format("backend {}: allocating {} bytes", name_, bytes));
+  ingot_status* s = table_->alloc(table_->self, bytes, &ptr);
+  if (s != nullptr) throw_if_error(s, fmt::format("backend {}: allocating {} bytes", name_, bytes));
   return ptr;
 }
 

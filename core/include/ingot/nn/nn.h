@@ -8,6 +8,7 @@
 #include "ingot/nn/dropout.h"
 #include "ingot/nn/embedding.h"
 #include "ingot/nn/flatten.h"
+#include "ingot/nn/fusion.h"
 #include "ingot/nn/init.h"
 #include "ingot/nn/layer_norm.h"
 #include "ingot/nn/linear.h"

@@ -137,6 +137,9 @@ typedef struct ingot_attr_pool2d {
   int64_t padding[2];
   int32_t ceil_mode;
   int32_t count_include_pad; /* avg pooling only */
+  /* ABI 1.2, MAX_POOL2D: nonzero when nobody reads the indices output (inference); a backend
+   * may leave it unwritten. Backends of ABI 1.1 read a shorter struct and ignore it. */
+  int32_t indices_unused;
 } ingot_attr_pool2d;
 /* constant padding: pads[2*d] before and pads[2*d+1] after dim d */
 typedef struct ingot_attr_pad {
