@@ -24,6 +24,7 @@ int cmd_bench(const std::vector<std::string>& args) {
       "batch-size", po::value<int64_t>(), "training batch (default: data.batch_size)")(
       "infer-batch", po::value<int64_t>(&o.infer_batch), "inference batch")(
       "latency-iters", po::value<int64_t>(&o.latency_iters), "batch-1 forwards per repeat")(
+      "infer-dtype", po::value<std::string>(&o.infer_dtype), "inference and latency dtype: f32 (default) or bf16")(
       "threads", po::value<int>(), "compute threads (default: the config's, else the usual budget)")(
       "save-init", po::value<std::string>(), "write the initial weights to FILE.safetensors (torch names)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set model.width=64");
@@ -44,7 +45,7 @@ int cmd_bench(const std::vector<std::string>& args) {
   if (!vm.count("config"))
     throw ConfigError(
         "usage: ingot bench CONFIG.yaml [--json] [--profile[=DIR]] [--warmup N] [--steps N] "
-        "[--repeat R] [--batch-size B] [--infer-batch B] [--latency-iters N] [--threads T] "
+        "[--repeat R] [--batch-size B] [--infer-batch B] [--latency-iters N] [--infer-dtype f32|bf16] [--threads T] "
         "[--save-init FILE] [--set KEY=VALUE]...");
   o.config = vm["config"].as<std::string>();
   if (vm.count("batch-size")) o.batch_size = vm["batch-size"].as<int64_t>();

@@ -24,6 +24,10 @@ json)
       "$work/out.json" || fail "python cannot read the JSON"
   fi
   grep -q 'bench: mlp' "$work/err.txt" || fail "no progress line on stderr"
+  # reduced-precision inference is labelled as such
+  "$ingot" bench "${tiny[@]}" --json --infer-dtype bf16 > "$work/bf16.json" 2> "$work/err.txt" \
+    || { cat "$work/err.txt"; fail "bench --infer-dtype bf16 failed"; }
+  grep -q '"dtype":"f32","infer_dtype":"bf16"' "$work/bf16.json" || fail "bf16 run not labelled: $(cat "$work/bf16.json")"
   ;;
 table)
   "$ingot" bench "${tiny[@]}" --profile="$work/prof" --save-init "$work/init.safetensors" > "$work/out.txt" 2>&1 \

@@ -2,6 +2,7 @@
 // non-strict load_state_dict with its error messages, repr and summary.
 #include <catch2/catch.hpp>
 
+#include "ingot/autograd/grad_mode.h"
 #include "ingot/nn/nn.h"
 #include "ingot/ops/ops.h"
 #include "test_support.h"
@@ -145,4 +146,30 @@ TEST_CASE("nn module: repr and summary", "[nn]") {
   o.padding = {1, 1};
   o.bias = false;
   CHECK(Conv2d(3, 16, 3, o).repr() == "Conv2d(3, 16, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)");
+}
+
+TEST_CASE("nn module: to(dtype) converts floating parameters and buffers in place, like torch", "[nn]") {
+  SimpleCnnOptions o;
+  o.height = o.width = 8;
+  o.channels = 4;
+  o.hidden = 8;
+  auto net = make_simple_cnn(o);
+  net->eval();
+  const Tensor x = test::random_tensor({2, 1, 8, 8}, DType::F32, 5);
+  Tensor expected;
+  {
+    NoGradGuard no_grad;
+    expected = net->forward(x).strided().contiguous();
+  }
+  const std::vector<Tensor> handles = net->parameters();
+  net->to(DType::BF16);
+  for (const auto& [name, t] : net->state_dict())
+    CHECK(t.dtype() == (name.find("num_batches_tracked") != std::string::npos ? DType::I64 : DType::BF16));
+  const std::vector<Tensor> after = net->parameters();
+  REQUIRE(after.size() == handles.size());
+  for (size_t i = 0; i < after.size(); ++i) CHECK(after[i].impl_ptr() == handles[i].impl_ptr());  // same handles
+  NoGradGuard no_grad;
+  const Tensor y = net->forward(x.to(DType::BF16)).to(DType::F32).strided().contiguous();
+  INGOT_REQUIRE_CLOSE(y, expected, 5e-2, 5e-2);  // bf16 keeps 8 bits of mantissa
+  CHECK_THROWS_WITH(net->to(DType::I32), Catch::Contains("not a floating dtype"));
 }

@@ -136,6 +136,22 @@ void Module::zero_grad() {
   for (const Tensor& t : parameters()) t.set_grad(Tensor());
 }
 
+void Module::to(DType dtype) {
+  INGOT_CHECK(is_floating(dtype), "Module::to: {} is not a floating dtype", dtype_name(dtype));
+  NoGradGuard no_grad;
+  for (const auto& [name, t] : state_dict()) {
+    if (!is_floating(t.dtype()) || t.dtype() == dtype) continue;
+    const Tensor converted = t.strided().to(dtype).contiguous();
+    TensorImpl& im = t.impl();  // the module's own handle: swap its data, keep its identity
+    im.storage = converted.storage();
+    im.dtype = dtype;
+    im.strides = converted.strides();
+    im.offset = converted.offset();
+    im.layout.reset();
+    if (t.grad().defined()) t.set_grad(Tensor());
+  }
+}
+
 StateDict Module::state_dict() const {
   // torch's order: per module its parameters, then its buffers, then each child's entries.
   StateDict out;

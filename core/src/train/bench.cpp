@@ -47,6 +47,8 @@ void check_options(const BenchOptions& o) {
   at_least("--latency-iters", o.latency_iters, 1);
   if (o.batch_size) at_least("--batch-size", *o.batch_size, 1);
   if (o.threads) at_least("--threads", *o.threads, 1);
+  if (o.infer_dtype != "f32" && o.infer_dtype != "bf16")
+    throw ConfigError(fmt::format("--infer-dtype {}: expected f32 or bf16", o.infer_dtype));
 }
 
 Shape batched(int64_t batch, const Shape& sample) {
@@ -149,8 +151,8 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   std::vector<int64_t> labels(static_cast<size_t>(r.batch_size));
   for (int64_t& l : labels) l = static_cast<int64_t>(label_rng() % static_cast<uint64_t>(classes));
   const Tensor y = Tensor::from_vector(labels, Shape{r.batch_size});
-  const Tensor x_infer = randn(batched(r.infer_batch, *sample), DType::F32, &data_gen);
-  const Tensor x_one = randn(batched(1, *sample), DType::F32, &data_gen);
+  const Tensor x_infer_f32 = randn(batched(r.infer_batch, *sample), DType::F32, &data_gen);
+  const Tensor x_one_f32 = randn(batched(1, *sample), DType::F32, &data_gen);
   log << fmt::format("bench: {} ({} parameters), train batch {}, inference batch {}, {} threads, {}\n", r.model,
                      r.params, r.batch_size, r.infer_batch, r.threads, r.backend);
 
@@ -180,9 +182,14 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
       allocations > 0 ? static_cast<double>(after.cache_hits - before.cache_hits) / static_cast<double>(allocations)
                       : 1.0;
 
-  // Inference and batch-1 latency: eval mode, no graph.
+  // Inference and batch-1 latency: eval mode, no graph; bf16 casts the model and inputs first
+  // (reduced precision: reported as such).
   model->eval();
   const NoGradGuard no_grad;
+  r.infer_dtype = o.infer_dtype;
+  const DType infer_type = o.infer_dtype == "bf16" ? DType::BF16 : DType::F32;
+  if (infer_type != DType::F32) model->to(infer_type);
+  const Tensor x_infer = x_infer_f32.to(infer_type), x_one = x_one_f32.to(infer_type);
   for (int64_t i = 0; i < o.warmup; ++i) infer(*model, x_infer);
   std::vector<double> batch_ms, infer_ips;
   for (int64_t rep = 0; rep < o.repeat; ++rep) {

@@ -41,6 +41,7 @@ std::string BenchResult::to_json() const {
   j["model"] = model;
   j["params"] = params;
   j["dtype"] = dtype;
+  j["infer_dtype"] = infer_dtype;
   j["threads"] = threads;
   j["batch_size"] = batch_size;
   j["infer_batch"] = infer_batch;
@@ -64,7 +65,7 @@ std::string BenchResult::table() const {
   s += fmt::format("{:<26}{:>12}{:>12}{:>12}\n", "", "median", "min", "max");
   s += spread_row(fmt::format("train images/s (b {})", batch_size).c_str(), train_images_per_s, "{:.1f}");
   s += spread_row("train ms/step", train_ms_per_step, "{:.3f}");
-  s += spread_row(fmt::format("infer images/s (b {})", infer_batch).c_str(), infer_images_per_s, "{:.1f}");
+  s += spread_row(fmt::format("infer images/s (b {}, {})", infer_batch, infer_dtype).c_str(), infer_images_per_s, "{:.1f}");
   s += spread_row("infer ms/batch", infer_ms_per_batch, "{:.3f}");
   s += fmt::format("{:<26}{:>12.3f}  (p90 {:.3f})\n", "latency b1 ms", latency_b1_median_ms, latency_b1_p90_ms);
   s += fmt::format(

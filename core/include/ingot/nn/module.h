@@ -73,6 +73,9 @@ class Module {
   bool is_training() const { return training_; }
   /// Clears the gradient of every parameter (optimizer.zero_grad(set_to_none=True)).
   void zero_grad();
+  /// torch's model.to(dtype): every floating parameter and buffer becomes `dtype` in place (the
+  /// same tensor handles, gradients dropped); integer buffers (num_batches_tracked) stay.
+  void to(DType dtype);
 
   // ---- state ----
   /// Parameters then buffers per module, depth first, under torch's dotted names. The tensors

@@ -21,6 +21,7 @@ struct BenchOptions {
   std::optional<int64_t> batch_size;   ///< training batch; default data.batch_size
   int64_t infer_batch = 256;
   int64_t latency_iters = 100;                       ///< single-image forwards per repeat
+  std::string infer_dtype = "f32";  ///< inference and latency in "f32" or "bf16" (the model cast after training)
   std::optional<int> threads;                        ///< default: the config's threads, else the usual budget
   std::filesystem::path save_init;                   ///< when set: the initial weights as safetensors (torch names)
   std::optional<std::filesystem::path> profile_dir;  ///< when set: profile the timed training steps
@@ -40,7 +41,8 @@ struct BenchResult {
   std::string config;
   std::string model;  ///< the preset's name, or "layers"
   int64_t params = 0;
-  std::string dtype = "f32";
+  std::string dtype = "f32";        ///< of the training steps
+  std::string infer_dtype = "f32";  ///< of inference and batch-1 latency
   std::string backend;  ///< device and enabled backends, for the human table
   int threads = 1;
   int64_t batch_size = 0;
