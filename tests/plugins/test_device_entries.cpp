@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "ingot/ops/ops.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_event.h"
 #include "ingot/runtime/device_memory.h"
@@ -89,6 +90,26 @@ TEST_CASE("device entries: memory_stats, reset_peak and empty_cache reach the pl
   // The plugin's own error reaches the caller, naming the device.
   REQUIRE_THROWS_WITH(memory_stats(Device{DeviceKind::CUDA, 1}),
                       Catch::Contains("cuda:1") && Catch::Contains("fake device: no device 1"));
+}
+
+TEST_CASE("device fallback: an op no device backend runs goes to the host, gradients included", "[plugins][device]") {
+  load_fixtures();  // the fake devices run no op at all
+  const Tensor x = test::random_tensor({4, 5}, DType::F32, 9);
+  const Tensor y = test::random_tensor({4, 5}, DType::F32, 10);
+  const Tensor xd = x.to(kDev), yd = y.to(kDev);
+  const Tensor z = add(mul(xd, yd), 1.0);
+  CHECK(z.device() == kDev);
+  INGOT_REQUIRE_CLOSE(z.to(Device::cpu()), add(mul(x, y), 1.0), 1e-6, 1e-6);
+
+  Tensor w = xd.detach();  // a leaf on the device
+  w.set_requires_grad(true);
+  sum(mul(w, w)).backward();
+  REQUIRE(w.grad().defined());
+  CHECK(w.grad().device() == kDev);
+  INGOT_REQUIRE_CLOSE(w.grad().to(Device::cpu()), mul(x, 2.0), 1e-6, 1e-6);
+
+  // A strided view would need a device COPY to reach the host: a clear error, not a recursion.
+  REQUIRE_THROWS_WITH(add(xd.transpose(0, 1), 1.0), Catch::Contains("no backend on cuda:0 runs copy"));
 }
 
 TEST_CASE("device entries: synchronize, native_stream, pinned memory and async copies", "[plugins][device]") {

@@ -5,7 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
 #include "ingot/runtime/allocator.h"
+#include "ingot/runtime/logging.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/runtime/threads.h"
@@ -112,18 +118,58 @@ const Backend* pick(OpKind op, Device device, const std::vector<ingot_tensor_des
 }
 
 /// The backend for `op`; when none reads an opaque input's layout, reorders the inputs (updating
-/// `inputs` and `in`) and asks again. Throws when no backend runs the op.
-const Backend& pick_or_reorder(OpKind op, Device device, std::vector<Tensor>& inputs,
-                               std::vector<ingot_tensor_desc>& in, const std::vector<ingot_tensor_desc>& out,
-                               const void* attrs) {
+/// `inputs` and `in`) and asks again. nullptr when no backend runs the op.
+const Backend* try_pick_or_reorder(OpKind op, Device device, std::vector<Tensor>& inputs,
+                                   std::vector<ingot_tensor_desc>& in, const std::vector<ingot_tensor_desc>& out,
+                                   const void* attrs) {
   const Backend* b = pick(op, device, in, out, attrs);
   if (b == nullptr && any_opaque(inputs)) {
     inputs = strided_all(inputs);
     in = descs_of(inputs);
     b = pick(op, device, in, out, attrs);
   }
+  return b;
+}
+
+/// Like try_pick_or_reorder; throws when no backend runs the op.
+const Backend& pick_or_reorder(OpKind op, Device device, std::vector<Tensor>& inputs,
+                               std::vector<ingot_tensor_desc>& in, const std::vector<ingot_tensor_desc>& out,
+                               const void* attrs) {
+  const Backend* b = try_pick_or_reorder(op, device, inputs, in, out, attrs);
   INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, inputs));
   return *b;
+}
+
+/// An op that no backend of an accelerator runs (a kernel missing for that dtype or layout) runs
+/// on the host: inputs copied to the CPU, outputs copied back, one warning per op. The copies and
+/// the host op are recorded like any other ops, so gradients flow through them.
+std::vector<Tensor> run_on_host(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
+                                const void* attrs, Device device) {
+  static std::mutex mu;
+  static std::set<std::pair<int, std::string>> warned;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (warned.emplace(static_cast<int>(op), device.str()).second)
+      log_warn("{}: no backend runs {}; running it on the CPU (the data is copied both ways: slow)", device.str(),
+               describe(op, inputs));
+  }
+  // Copying a strided view to the host first makes it contiguous on the device (a COPY): if no
+  // backend runs that either, the fallback cannot help; fail instead of recursing.
+  thread_local bool copying_inputs = false;
+  INGOT_CHECK(!copying_inputs, "no backend on {} runs {}", device.str(), describe(op, inputs));
+  std::vector<Tensor> host;
+  host.reserve(inputs.size());
+  copying_inputs = true;
+  try {
+    for (const Tensor& t : inputs) host.push_back(t.defined() ? t.to(Device::cpu()) : t);
+  } catch (...) {
+    copying_inputs = false;
+    throw;
+  }
+  copying_inputs = false;
+  std::vector<Tensor> result = run_op(op, host, outputs, attrs, Device::cpu());
+  for (Tensor& t : result) t = t.to(device);
+  return result;
 }
 
 void execute(const Backend& b, OpKind op, const std::vector<ingot_tensor_desc>& in,
@@ -189,7 +235,11 @@ std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const s
 
   std::vector<Tensor> in_tensors = inputs;
   std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
-  const Backend* b = &pick_or_reorder(op, device, in_tensors, in, out, attrs);
+  const Backend* b = try_pick_or_reorder(op, device, in_tensors, in, out, attrs);
+  // (only where a backend holds the device's memory: otherwise the data could not come back)
+  if (b == nullptr && !device.is_cpu() && !BackendRegistry::instance().candidates(device.kind).empty())
+    return run_on_host(op, inputs, outputs, attrs, device);
+  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, in_tensors));
 
   Allocator& alloc = BackendRegistry::instance().allocator(device);
   std::vector<Tensor> result;
