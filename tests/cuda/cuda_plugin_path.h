@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ingot/runtime/plugin_loader.h"
+#include "test_support.h"
 
 namespace ingot::test {
 
@@ -21,6 +22,16 @@ inline const PluginRecord& cuda_record() {
     return PluginLoader::instance().load_file(cuda_plugin_file());
   }();
   return rec;
+}
+
+/// True when the cuda backend is usable; otherwise reports the test skipped with the reason.
+inline bool gpu_ready() {
+  const PluginRecord& rec = cuda_record();
+  if (!rec.available) {
+    skip("cuda backend unavailable: " + (rec.reason.empty() ? std::string("plugin not built") : rec.reason));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace ingot::test

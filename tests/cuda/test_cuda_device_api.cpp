@@ -20,14 +20,7 @@ namespace {
 
 const Device kGpu{DeviceKind::CUDA, 0};
 
-bool gpu_ready() {
-  const PluginRecord& rec = test::cuda_record();
-  if (!rec.available) {
-    test::skip("cuda backend unavailable: " + (rec.reason.empty() ? std::string("plugin not built") : rec.reason));
-    return false;
-  }
-  return true;
-}
+using test::gpu_ready;
 
 TEST_CASE("cuda device API: memory_stats, empty_cache and peak reset through the ABI", "[cuda][memory]") {
   if (!gpu_ready()) return;

@@ -13,14 +13,7 @@ namespace {
 
 const Device kGpu{DeviceKind::CUDA, 0};
 
-bool gpu_ready() {
-  const PluginRecord& rec = test::cuda_record();
-  if (!rec.available) {
-    test::skip("cuda backend unavailable: " + (rec.reason.empty() ? std::string("plugin not built") : rec.reason));
-    return false;
-  }
-  return true;
-}
+using test::gpu_ready;
 
 // Used by run_if_cuda.cmake: passes when the backend is usable, skips with the reason otherwise.
 TEST_CASE("cuda plugin: available", "[.][cuda-available]") {

@@ -22,16 +22,7 @@ namespace {
 
 using test::random_tensor;
 
-const Backend* onednn() {
-  PluginLoader::instance().load_all();
-  const PluginRecord* rec = PluginLoader::instance().find("cpu_onednn");
-  if (rec == nullptr || !rec->available) {
-    test::skip(rec == nullptr ? "cpu_onednn plugin not built (build target ingot_plugin_cpu_onednn)"
-                              : "cpu_onednn plugin unavailable: " + rec->reason);
-    return nullptr;
-  }
-  return BackendRegistry::instance().find("cpu_onednn");
-}
+const Backend* onednn() { return test::plugin_backend_or_skip("cpu_onednn", "cpu_onednn"); }
 
 const Backend& reference() { return BackendRegistry::instance().reference(); }
 

@@ -18,16 +18,7 @@ namespace {
 
 using test::random_tensor;
 
-bool have_onednn() {
-  PluginLoader::instance().load_all();
-  const PluginRecord* rec = PluginLoader::instance().find("cpu_onednn");
-  if (rec == nullptr || !rec->available) {
-    test::skip(rec == nullptr ? "cpu_onednn plugin not built (build target ingot_plugin_cpu_onednn)"
-                              : "cpu_onednn plugin unavailable: " + rec->reason);
-    return false;
-  }
-  return true;
-}
+bool have_onednn() { return test::plugin_backend_or_skip("cpu_onednn", "cpu_onednn") != nullptr; }
 
 Conv2dParams pad1() {
   Conv2dParams p;

@@ -7,9 +7,23 @@
 #include <iostream>
 #include <random>
 
+#include "ingot/runtime/plugin_loader.h"
+#include "ingot/runtime/registry.h"
+
 namespace ingot::test {
 
 void skip(const std::string& reason) { std::cout << "INGOT_SKIP: " << reason << std::endl; }
+
+const Backend* plugin_backend_or_skip(const std::string& plugin, const std::string& backend) {
+  PluginLoader::instance().load_all();
+  const PluginRecord* rec = PluginLoader::instance().find(plugin);
+  if (rec == nullptr || !rec->available) {
+    skip(rec == nullptr ? fmt::format("{} plugin not built (build target ingot_plugin_{})", plugin, plugin)
+                        : fmt::format("{} plugin unavailable: {}", plugin, rec->reason));
+    return nullptr;
+  }
+  return BackendRegistry::instance().find(backend);
+}
 
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo, double hi) {
   std::mt19937_64 rng(seed);

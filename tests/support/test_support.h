@@ -7,10 +7,17 @@
 #include "ingot/ops/op_info.h"
 #include "ingot/tensor/tensor.h"
 
+namespace ingot {
+class Backend;
+}  // namespace ingot
+
 namespace ingot::test {
 
 /// Prints "INGOT_SKIP: <reason>" (ctest reports the test skipped) — call then return.
 void skip(const std::string& reason);
+/// The backend `backend` of plugin `plugin`, loaded through the plugin loader; nullptr (and the
+/// test reported skipped, with the reason) when the plugin is not built or not available here.
+const Backend* plugin_backend_or_skip(const std::string& plugin, const std::string& backend);
 
 /// Uniform values in [lo, hi) from a fixed-seed generator, any dtype (integers are rounded).
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo = -1.0, double hi = 1.0);
