@@ -13,6 +13,12 @@ int cmd_run(const std::vector<std::string>& args);
 /// `ingot bench CONFIG.yaml [--json] [--profile[=DIR]] ...`
 int cmd_bench(const std::vector<std::string>& args);
 
+/// Removes every bare `flag` from `args` (an option whose value is optional, like --profile[=DIR]:
+/// left in, the parser would take the next argument as its value); true when there was one.
+inline bool take_bare_flag(std::vector<std::string>& args, const std::string& flag) {
+  return std::erase(args, flag) > 0;
+}
+
 /// True once SIGINT or SIGTERM arrived; long work checks it between steps.
 bool interrupted();
 

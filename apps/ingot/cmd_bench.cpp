@@ -31,15 +31,8 @@ int cmd_bench(const std::vector<std::string>& args) {
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
-  // A bare --profile must not take the next argument as its DIR: it is taken out here.
-  std::vector<std::string> argv;
-  bool profile = false;
-  for (const std::string& a : args) {
-    if (a == "--profile")
-      profile = true;
-    else
-      argv.push_back(a);
-  }
+  std::vector<std::string> argv = args;
+  const bool profile = take_bare_flag(argv, "--profile");
   po::store(po::command_line_parser(argv).options(opts).positional(pos).run(), vm);
   po::notify(vm);
   if (!vm.count("config"))
