@@ -202,6 +202,11 @@ inline void destroy(void* self) { delete self_of(self); }
 /// Builds the ABI table for a host backend; the table takes ownership of `impl`.
 inline ingot_backend make_backend_table(BackendImpl* impl, const char* name, int32_t device_kind,
                                         int32_t priority) {
+  // From here on `impl` is only a void* to the compiler. GCC 12 at -O2/-O3 then drops the vtable
+  // pointer store of a subclass with internal linkage (a class in an anonymous namespace) as
+  // unobservable, and the first virtual call through the table crashes. The empty asm makes the
+  // constructed object observable, so its vtable pointer is written.
+  asm volatile("" : : "r"(impl) : "memory");
   ingot_backend t{};
   t.struct_size = sizeof(ingot_backend);
   t.abi_minor = INGOT_ABI_MINOR;
