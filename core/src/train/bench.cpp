@@ -25,6 +25,8 @@
 #include "ingot/runtime/error.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
+#include "ingot/train/pipeline.h"
+#include "ingot/train/train_config.h"
 
 namespace ingot::train {
 namespace {
@@ -112,24 +114,18 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     throw ConfigError(fmt::format("{}: the model does not fit model.input_shape {}: {}", cfg.where("model"),
                                   sample->str(), e.what()));
   }
-  if (cfg.has("init_from")) {
-    const std::string path = cfg.get_string("init_from", "");
-    try {
-      model->load_state_dict(io::load_safetensors(path).tensors, /*strict=*/true);
-    } catch (const Error& e) {
-      throw InputError(fmt::format("{}: init_from {}: {}", cfg.where("init_from"), path, e.what()));
-    }
-  }
+  load_init_from(cfg, *model);
   if (!o.save_init.empty()) {
     io::save_safetensors(o.save_init, model->state_dict(), io::Metadata{{"format", "pt"}});
     log << fmt::format("initial weights: {}\n", o.save_init.string());
   }
-  // train.optimizer and the loss only: the schedule, epochs and the rest do not apply here.
-  const YAML::Node given = cfg.node("train.optimizer");
-  const YAML::Node opt_node = given.IsDefined() && !given.IsNull() ? given : YAML::Load("{type: adamw}");  // as run
-  const std::unique_ptr<optim::Optimizer> opt = optim::make_optimizer(opt_node, model->named_parameters(), file);
+  // train.optimizer and the loss only (with `ingot run`'s defaults): the schedule, epochs and the
+  // rest do not apply here.
+  const TrainConfig train_cfg = parse_train_config(cfg.node("train"), file);
+  const std::unique_ptr<optim::Optimizer> opt =
+      optim::make_optimizer(train_cfg.optimizer, model->named_parameters(), file);
   nn::CrossEntropyOptions loss_options;
-  loss_options.label_smoothing = cfg.get_float("train.loss.label_smoothing", 0.0);
+  loss_options.label_smoothing = train_cfg.label_smoothing;
 
   BenchResult r;
   r.version = INGOT_VERSION;

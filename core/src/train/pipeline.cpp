@@ -87,6 +87,17 @@ void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream&
 
 }  // namespace
 
+void load_init_from(const config::Config& cfg, nn::Module& model) {
+  if (!cfg.has("init_from")) return;
+  const std::string path = cfg.get_string("init_from", "");
+  io::SafetensorsFile weights = io::load_safetensors(path);
+  try {
+    model.load_state_dict(weights.tensors, /*strict=*/true);
+  } catch (const Error& e) {
+    throw InputError(fmt::format("{}: init_from {}: {}", cfg.where("init_from"), path, e.what()));
+  }
+}
+
 bool is_pipeline(const config::Config& config) {
   return config.has("data") || config.has("model") || config.has("train") || config.has("stages");
 }
@@ -120,15 +131,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
                                   sample.str(), e.what()));
   }
 
-  if (cfg.has("init_from")) {
-    const std::string path = cfg.get_string("init_from", "");
-    io::SafetensorsFile weights = io::load_safetensors(path);
-    try {
-      model->load_state_dict(weights.tensors, /*strict=*/true);
-    } catch (const Error& e) {
-      throw InputError(fmt::format("{}: init_from {}: {}", cfg.where("init_from"), path, e.what()));
-    }
-  }
+  load_init_from(cfg, *model);
   const auto named = model->named_parameters();
   std::unique_ptr<optim::Optimizer> optimizer = optim::make_optimizer(train_cfg.optimizer, named, file);
   const TrainPlan plan = make_train_plan(train_cfg, loaders.train->num_batches());

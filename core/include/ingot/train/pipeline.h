@@ -8,6 +8,7 @@
 
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
+#include "ingot/nn/module.h"
 
 namespace ingot::train {
 
@@ -22,6 +23,10 @@ struct RunOptions {
 /// saving a checkpoint). Errors are thrown (ConfigError / InputError: exit 2).
 int run_pipeline(const config::Config& config, const config::BackendSelection& backends, const RunOptions& options,
                  std::ostream& out);
+
+/// Loads the config's `init_from:` safetensors file (if any) into `model`, strictly; a state-dict
+/// mismatch is an InputError naming the config line and the file.
+void load_init_from(const config::Config& config, nn::Module& model);
 
 /// True when the config asks for a pipeline (data, model, train or stages) rather than only the
 /// smoke check of the backends.
