@@ -90,6 +90,31 @@ class Exec {
 
   static constexpr size_t npos = static_cast<size_t>(-1);
 
+  /// A tensor a primitive reads or writes in layout `want` while it lives in `have` at `user`:
+  /// the tensor's own buffer when the layouts agree, else a workspace buffer.
+  struct Staged {
+    dnnl::memory::desc have, want;
+    void* user = nullptr;
+    size_t slot = npos;
+  };
+  /// Reserves the workspace buffer a differing layout needs (call before allocate()).
+  Staged stage(const dnnl::memory::desc& have, void* user, const dnnl::memory::desc& want) {
+    Staged s{have, want, user};
+    if (have != want) s.slot = reserve(want.get_size());
+    return s;
+  }
+  /// An input in `want`: reordered into the workspace buffer when it has one.
+  void* staged_input(const Staged& s) {
+    if (s.slot == npos) return s.user;
+    reorder(s.have, s.user, s.want, ptr(s.slot));
+    return ptr(s.slot);
+  }
+  /// Where an output is written in `want`; flush() then reorders it to the tensor.
+  void* staged_output(const Staged& s) const { return s.slot == npos ? s.user : ptr(s.slot); }
+  void flush(const Staged& s) {
+    if (s.slot != npos) reorder(s.want, ptr(s.slot), s.have, s.user);
+  }
+
  private:
   void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args) {
     if (!serial_) return prim.execute(backend_.stream(), args);

@@ -133,23 +133,16 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   const int64_t channels = x.shape[1];
   const int64_t count = sdk::numel(x) / channels;
   const auto eps = static_cast<float>(a.eps);
-  // data tensors in another layout than the run's go through workspace buffers
+  // data tensors in another layout than the run's go through workspace buffers; the last is the output
   const std::vector<const ingot_tensor_desc*> data = data_tensors(c);
-  std::vector<dnnl::memory::desc> have(data.size());
-  std::vector<size_t> slot(data.size(), Exec::npos);
-  for (size_t i = 0; i < data.size(); ++i) {
-    have[i] = *be.md_of(*data[i]);
-    if (have[i] != run->md) slot[i] = ex.reserve(run->md.get_size());
-  }
+  std::vector<Exec::Staged> staged;
+  for (const ingot_tensor_desc* t : data) staged.push_back(ex.stage(*be.md_of(*t), sdk::data_ptr(*t), run->md));
   const size_t var_slot = ex.reserve(static_cast<size_t>(channels) * sizeof(float));
   const size_t scratch = ex.reserve_scratchpad(p);
   ex.allocate();
   std::vector<void*> ptr(data.size());
-  for (size_t i = 0; i < data.size(); ++i) {
-    void* user = sdk::data_ptr(*data[i]);
-    ptr[i] = slot[i] == Exec::npos ? user : ex.ptr(slot[i]);
-    if (i + 1 < data.size() && slot[i] != Exec::npos) ex.reorder(have[i], user, run->md, ptr[i]);  // inputs
-  }
+  for (size_t i = 0; i < data.size(); ++i)
+    ptr[i] = i + 1 < data.size() ? ex.staged_input(staged[i]) : ex.staged_output(staged[i]);
   auto* var = static_cast<float*>(ex.ptr(var_slot));
   if (bwd) {
     const float* invstd = sdk::data_ptr<float>(c.in[4]);
@@ -165,7 +158,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
     // oneDNN 2.6 insists on a SHIFT argument in backward although it never reads it
     ex.bind(p, DNNL_ARG_SHIFT, sdk::data_ptr(c.out[2]));
     ex.run(p, c.op, scratch);
-    if (slot[2] != Exec::npos) ex.reorder(run->md, ptr[2], have[2], sdk::data_ptr(c.out[0]));
+    ex.flush(staged[2]);
     return;
   }
   auto* save_mean = sdk::data_ptr<float>(c.out[1]);
@@ -179,7 +172,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.bind(p, DNNL_ARG_MEAN, a.training ? static_cast<void*>(save_mean) : running_mean);
   ex.bind(p, DNNL_ARG_VARIANCE, a.training ? static_cast<void*>(var) : running_var);
   ex.run(p, c.op, scratch);
-  if (slot[1] != Exec::npos) ex.reorder(run->md, ptr[1], have[1], sdk::data_ptr(c.out[0]));
+  ex.flush(staged[1]);
   const double m = a.momentum;
   for (int64_t k = 0; k < channels; ++k) {
     if (a.training) {

@@ -161,22 +161,15 @@ void execute(const sdk::OpCall& c, Exec& ex) {
     if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn binary: " + p->impl);
     ex.serial_if_small(sdk::numel(c.out[0]));
     const size_t scratch = ex.reserve_scratchpad(*p);
-    const int dense = be.opaque_md(c.in[0]) == nullptr ? 0 : be.opaque_md(c.in[1]) == nullptr ? 1 : -1;
-    const size_t copy = dense >= 0 ? ex.reserve(md->get_size()) : Exec::npos;
-    const bool dense_out = be.opaque_md(c.out[0]) == nullptr;
-    const size_t result = dense_out ? ex.reserve(md->get_size()) : Exec::npos;
+    // a dense input, or a dense output, goes through a workspace buffer in the blocked layout
+    const auto stage = [&](const ingot_tensor_desc& t) { return ex.stage(*be.md_of(t), sdk::data_ptr(t), *md); };
+    const Exec::Staged a = stage(c.in[0]), b = stage(c.in[1]), y = stage(c.out[0]);
     ex.allocate();
-    void* in[2] = {sdk::data_ptr(c.in[0]), sdk::data_ptr(c.in[1])};
-    if (dense >= 0) {
-      ex.reorder(strided_md(c.in[dense]), in[dense], *md, ex.ptr(copy));
-      in[dense] = ex.ptr(copy);
-    }
-    void* y = dense_out ? ex.ptr(result) : sdk::data_ptr(c.out[0]);
-    ex.bind(*p, DNNL_ARG_SRC_0, in[0]);
-    ex.bind(*p, DNNL_ARG_SRC_1, in[1]);
-    ex.bind(*p, DNNL_ARG_DST, y);
+    ex.bind(*p, DNNL_ARG_SRC_0, ex.staged_input(a));
+    ex.bind(*p, DNNL_ARG_SRC_1, ex.staged_input(b));
+    ex.bind(*p, DNNL_ARG_DST, ex.staged_output(y));
     ex.run(*p, c.op, scratch);
-    if (dense_out) ex.reorder(*md, y, strided_md(c.out[0]), sdk::data_ptr(c.out[0]));
+    ex.flush(y);
     return;
   }
   auto bc = analyse(c);

@@ -171,26 +171,18 @@ void execute(const sdk::OpCall& c, Exec& ex) {
          {DNNL_ARG_DIFF_WEIGHTS, &c.out[0], g->w, true}};
   }
   // tensors whose layout differs from the primitive's go through a workspace buffer
-  std::vector<dnnl::memory::desc> have(b.size()), want(b.size());
-  std::vector<size_t> slot(b.size(), Exec::npos);
-  for (size_t i = 0; i < b.size(); ++i) {
-    have[i] = user_md(be, *b[i].t, b[i].want);
-    want[i] = p->pd.query_md(dnnl::query::exec_arg_md, b[i].arg);
-    if (have[i] != want[i]) slot[i] = ex.reserve(want[i].get_size());
-  }
+  std::vector<Exec::Staged> staged;
+  for (const Binding& bi : b)
+    staged.push_back(ex.stage(user_md(be, *bi.t, bi.want), sdk::data_ptr(*bi.t),
+                              p->pd.query_md(dnnl::query::exec_arg_md, bi.arg)));
   size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
-  for (size_t i = 0; i < b.size(); ++i) {
-    void* user = sdk::data_ptr(*b[i].t);
-    void* data = slot[i] == Exec::npos ? user : ex.ptr(slot[i]);
-    if (!b[i].output && slot[i] != Exec::npos) ex.reorder(have[i], user, want[i], data);
-    ex.bind(*p, b[i].arg, want[i], data);
-  }
+  for (size_t i = 0; i < b.size(); ++i)
+    ex.bind(*p, b[i].arg, staged[i].want, b[i].output ? ex.staged_output(staged[i]) : ex.staged_input(staged[i]));
   if (g->has_bias) ex.bind(*p, DNNL_ARG_BIAS, p->pd.weights_desc(1), sdk::data_ptr(c.in[2]));
   ex.run(*p, c.op, scratch);
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (b[i].output && slot[i] != Exec::npos) ex.reorder(want[i], ex.ptr(slot[i]), have[i], sdk::data_ptr(*b[i].t));
-  }
+  for (size_t i = 0; i < b.size(); ++i)
+    if (b[i].output) ex.flush(staged[i]);
 }
 
 // The forward's output and the backward-data's input gradient keep the primitive's (blocked)

@@ -161,23 +161,15 @@ void run_max_bwd_encoded(const sdk::OpCall& c, Exec& ex, const PoolIndices& idx)
   OnednnBackend& be = ex.backend();
   auto p = max_backward_plan(be, c, idx);
   if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn max_pool2d_bwd: " + p->impl);
-  const dnnl::memory::desc want_gy = p->pd.diff_dst_desc(), want_gx = p->pd.diff_src_desc();
-  const dnnl::memory::desc have_gy = *be.md_of(c.in[0]), have_gx = *be.md_of(c.out[0]);
-  const size_t gy_slot = have_gy != want_gy ? ex.reserve(want_gy.get_size()) : Exec::npos;
-  const size_t gx_slot = have_gx != want_gx ? ex.reserve(want_gx.get_size()) : Exec::npos;
+  const Exec::Staged gy = ex.stage(*be.md_of(c.in[0]), sdk::data_ptr(c.in[0]), p->pd.diff_dst_desc());
+  const Exec::Staged gx = ex.stage(*be.md_of(c.out[0]), sdk::data_ptr(c.out[0]), p->pd.diff_src_desc());
   const size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
-  void* gy = sdk::data_ptr(c.in[0]);
-  if (gy_slot != Exec::npos) {
-    ex.reorder(have_gy, gy, want_gy, ex.ptr(gy_slot));
-    gy = ex.ptr(gy_slot);
-  }
-  void* gx = gx_slot != Exec::npos ? ex.ptr(gx_slot) : sdk::data_ptr(c.out[0]);
-  ex.bind(*p, DNNL_ARG_DIFF_DST, want_gy, gy);
+  ex.bind(*p, DNNL_ARG_DIFF_DST, gy.want, ex.staged_input(gy));
   ex.bind(*p, DNNL_ARG_WORKSPACE, idx.ws_md, sdk::data_ptr(c.in[2]));
-  ex.bind(*p, DNNL_ARG_DIFF_SRC, want_gx, gx);
+  ex.bind(*p, DNNL_ARG_DIFF_SRC, gx.want, ex.staged_output(gx));
   ex.run(*p, c.op, scratch);
-  if (gx_slot != Exec::npos) ex.reorder(want_gx, gx, have_gx, sdk::data_ptr(c.out[0]));
+  ex.flush(gx);
 }
 
 // ---- the family ----

@@ -12,10 +12,10 @@ bool handles(int32_t op) { return op == INGOT_OP_RELU_BWD; }
 
 // How a call runs: in the blocked desc of its blocked input(s), or as one flat vector for dense
 // ones. A dense input next to a blocked one is reordered into that blocked layout in the
-// workspace first (`dense_copy` = its index), so the gradient stays blocked for the next op.
+// workspace first, so the gradient stays blocked for the next op.
 struct Layout {
   dnnl::memory::desc md;
-  int dense_copy = -1;
+  bool flat = false;  ///< all dense: every tensor is read as the flat vector md
 };
 
 bool dense(const ingot_tensor_desc& d) { return sdk::is_contiguous(d) && sdk::numel(d) > 0; }
@@ -28,14 +28,13 @@ std::optional<Layout> layout_of(OnednnBackend& be, const sdk::OpCall& c) {
   const dnnl::memory::desc *gmd = be.opaque_md(g), *xmd = be.opaque_md(x), *ymd = be.opaque_md(y);
   if (gmd == nullptr && xmd == nullptr) {
     if (ymd != nullptr || !dense(g) || !dense(x) || !dense(y)) return std::nullopt;
-    return Layout{dnnl::memory::desc({sdk::numel(y)}, to_dnnl(y.dtype), tag::a)};
+    return Layout{dnnl::memory::desc({sdk::numel(y)}, to_dnnl(y.dtype), tag::a), true};
   }
   const dnnl::memory::desc& md = gmd != nullptr ? *gmd : *xmd;
   if (gmd != nullptr && xmd != nullptr && *gmd != *xmd) return std::nullopt;
-  const int copy = gmd == nullptr ? 0 : (xmd == nullptr ? 1 : -1);
-  if (copy >= 0 && !dense(c.in[copy])) return std::nullopt;
+  if ((gmd == nullptr && !dense(g)) || (xmd == nullptr && !dense(x))) return std::nullopt;
   if (ymd != nullptr ? *ymd != md : !dense(y)) return std::nullopt;  // a dense y gets the result reordered
-  return Layout{md, copy};
+  return Layout{md};
 }
 
 std::shared_ptr<Plan> get_plan(OnednnBackend& be, const dnnl::memory::desc& md) {
@@ -69,23 +68,17 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn relu_bwd: " + p->impl);
   ex.serial_if_small(sdk::numel(c.out[0]));
   const size_t scratch = ex.reserve_scratchpad(*p);
-  const size_t copy_slot = l->dense_copy >= 0 ? ex.reserve(l->md.get_size()) : Exec::npos;
-  const bool blocked = be.opaque_md(c.in[0]) != nullptr || be.opaque_md(c.in[1]) != nullptr;
-  const bool reorder_out = blocked && be.opaque_md(c.out[0]) == nullptr;
-  const size_t out_slot = reorder_out ? ex.reserve(l->md.get_size()) : Exec::npos;
+  // dense tensors next to a blocked one go through workspace buffers in the blocked layout
+  const auto stage = [&](const ingot_tensor_desc& t) {
+    return ex.stage(l->flat ? l->md : *be.md_of(t), sdk::data_ptr(t), l->md);
+  };
+  const Exec::Staged g = stage(c.in[0]), x = stage(c.in[1]), y = stage(c.out[0]);
   ex.allocate();
-  void* in[2] = {sdk::data_ptr(c.in[0]), sdk::data_ptr(c.in[1])};
-  if (l->dense_copy >= 0) {
-    void* dst = ex.ptr(copy_slot);
-    ex.reorder(strided_md(c.in[l->dense_copy]), in[l->dense_copy], l->md, dst);
-    in[l->dense_copy] = dst;
-  }
-  ex.bind(*p, DNNL_ARG_DIFF_DST, in[0]);
-  ex.bind(*p, DNNL_ARG_SRC, in[1]);
-  void* y = reorder_out ? ex.ptr(out_slot) : sdk::data_ptr(c.out[0]);
-  ex.bind(*p, DNNL_ARG_DIFF_SRC, y);
+  ex.bind(*p, DNNL_ARG_DIFF_DST, ex.staged_input(g));
+  ex.bind(*p, DNNL_ARG_SRC, ex.staged_input(x));
+  ex.bind(*p, DNNL_ARG_DIFF_SRC, ex.staged_output(y));
   ex.run(*p, c.op, scratch);
-  if (reorder_out) ex.reorder(l->md, y, strided_md(c.out[0]), sdk::data_ptr(c.out[0]));
+  ex.flush(y);
 }
 
 // A blocked input: the gradient is blocked alike.
