@@ -31,23 +31,29 @@ function(ingot_add_plugin name)
   install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/plugins)
 endfunction()
 
-# ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...])
-# One Catch2 executable per area, linked with the shared Catch2 main object; a test that prints
-# "INGOT_SKIP:" is reported skipped. Tests run with one OpenMP thread each.
+# ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...] [TIMEOUT s])
+# One Catch2 executable per area, linked with the shared Catch2 main object. Every test case is
+# its own ctest entry "NAME: case" (listed when ctest starts, see IngotDiscoverTests.cmake); a case
+# that prints "INGOT_SKIP:" is reported skipped. Tests run with one OpenMP thread each.
 function(ingot_add_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES} $<TARGET_OBJECTS:ingot_catch2_main>)
   target_link_libraries(${name} PRIVATE ingot_core ingot_test_support ${T_LIBS})
   ingot_set_warnings(${name})
-  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
-  set_tests_properties(${name} PROPERTIES
-    SKIP_REGULAR_EXPRESSION "INGOT_SKIP:"
-    LABELS "${T_LABELS}"
-    TIMEOUT ${T_TIMEOUT}
-    ENVIRONMENT "OMP_NUM_THREADS=1;INGOT_PLUGIN_PATH=;INGOT_BUILD_DIR=${PROJECT_BINARY_DIR}")
+  set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_cases.cmake)
+  file(GENERATE OUTPUT ${include_file} CONTENT
+"set(_exe [==[$<TARGET_FILE:${name}>]==])
+set(_prefix [==[${name}]==])
+set(_workdir [==[${PROJECT_SOURCE_DIR}]==])
+set(_labels [==[${T_LABELS}]==])
+set(_timeout [==[${T_TIMEOUT}]==])
+set(_env [==[OMP_NUM_THREADS=1;INGOT_PLUGIN_PATH=;INGOT_BUILD_DIR=${PROJECT_BINARY_DIR}]==])
+include([==[${PROJECT_SOURCE_DIR}/cmake/IngotDiscoverTests.cmake]==])
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
 endfunction()
 
 # ingot_add_bench(NAME SOURCES ... [LIBS ...]): a Google Benchmark executable.
