@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "ingot/runtime/dispatch_chain.h"
 #include "nodes.h"
 
 namespace ingot::autograd {
@@ -65,6 +66,29 @@ void record_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<T
   node->next_edges().reserve(inputs.size());
   for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
   for (size_t i = 0; i < outputs.size(); ++i) set_history(outputs[i], node, static_cast<int>(i));
+}
+
+namespace {
+
+/// Records each op after the backend ran it, with the inputs it ran on (after autocast).
+class Recorder final : public OpInterceptor {
+ public:
+  const char* name() const override { return "autograd"; }
+  std::vector<Tensor> intercept(const OpCall& call, const DispatchNext& next) override {
+    std::vector<Tensor> outputs = next(call);
+    record_op(call.op, *call.inputs, outputs, call.attrs);
+    return outputs;
+  }
+};
+
+}  // namespace
+
+void install_recorder() {
+  static const bool installed = [] {
+    dispatch_chain::add(std::make_shared<Recorder>(), InterceptorOrder::Autograd);
+    return true;
+  }();
+  (void)installed;
 }
 
 void record_view_node(const Tensor& input, const Tensor& output, const char* name, ViewBackward backward) {

@@ -1,5 +1,5 @@
-// Recording into the autograd graph: called by dispatch after an op ran and by the view methods
-// of Tensor. Private to core.
+// Recording into the autograd graph: by the recorder in the dispatch chain after an op ran, and
+// by the view methods of Tensor. Private to core.
 #pragma once
 
 #include <functional>
@@ -15,6 +15,10 @@ namespace ingot::autograd {
 
 /// True when an op on `t` must be recorded: grad mode on and t requires grad.
 inline bool needs_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
+
+/// Installs the recorder in the dispatch chain (once per process; called when a first tensor is
+/// marked to require grad: before that, no op can need recording).
+void install_recorder();
 
 /// Records a call of a differentiable op of the op table when any input requires grad and
 /// grad mode is on; marks its floating outputs as produced by the new node.

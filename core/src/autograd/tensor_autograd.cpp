@@ -16,6 +16,7 @@ const Tensor& Tensor::set_requires_grad(bool on) const {
               grad_fn()->name());
   INGOT_CHECK_AS(!on || is_floating(dtype()), DTypeError, "set_requires_grad: only floating tensors can require grad, not {}",
                  dtype_name(dtype()));
+  if (on) autograd::install_recorder();
   if (on || impl().autograd != nullptr) autograd::meta_of(*this).requires_grad = on;
   return *this;
 }

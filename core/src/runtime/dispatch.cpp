@@ -1,7 +1,6 @@
-// Dispatch: descriptors, backend selection, output layout and allocation, execution.
+// Dispatch: descriptors, backend selection, output layout and allocation, execution. run_op
+// sends each op down the dispatch chain; the chain's last step is run_on_backend here.
 #include "ingot/runtime/dispatch.h"
-
-#include "autograd/record.h"
 
 #include <fmt/format.h>
 
@@ -10,8 +9,10 @@
 #include <string>
 #include <utility>
 
+#include "dispatch_terminal.h"
 #include "ingot/runtime/allocator.h"
 #include "ingot/runtime/logging.h"
+#include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/runtime/threads.h"
@@ -140,34 +141,72 @@ const Backend& pick_or_reorder(OpKind op, Device device, std::vector<Tensor>& in
   return *b;
 }
 
-/// An op that no backend of an accelerator runs (a kernel missing for that dtype or layout) runs
-/// on the host: inputs copied to the CPU, outputs copied back, one warning per op. The copies and
-/// the host op are recorded like any other ops, so gradients flow through them.
-std::vector<Tensor> run_on_host(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
-                                const void* attrs, Device device) {
+/// The host copy of a device tensor, made without a device op. A strided view (a gradient
+/// expanded by a broadcast) is copied with its whole storage (`whole`) and viewed the same way.
+struct HostMirror {
+  Tensor host;
+  bool whole = false;
+};
+
+HostMirror host_copy(const Tensor& t) {
+  if (t.is_opaque() || t.is_contiguous()) return {t.detach().to(Device::cpu()), false};
+  auto whole = std::make_shared<TensorImpl>();
+  whole->storage = t.storage();
+  whole->dtype = t.dtype();
+  whole->shape = Shape{static_cast<int64_t>(t.storage()->nbytes() / dtype_size(t.dtype()))};
+  whole->strides = Shape{1};
+  const Tensor host_whole = Tensor(std::move(whole)).to(Device::cpu());
+  auto view = std::make_shared<TensorImpl>();
+  view->storage = host_whole.storage();
+  view->dtype = t.dtype();
+  view->shape = t.shape();
+  view->strides = t.strides();
+  view->offset = t.offset();
+  return {Tensor(std::move(view)), true};
+}
+
+/// Writes a host mirror back into the device tensor it was made from.
+void write_back(const HostMirror& m, const Tensor& device_tensor) {
+  const Device device = device_tensor.device();
+  const Backend* b = nullptr;
+  for (const Backend* c : BackendRegistry::instance().candidates(device.kind))
+    if (c->table()->copy != nullptr) b = c;
+  INGOT_CHECK(b != nullptr, "no backend copies from the host to {}", device.str());
+  const size_t elem = dtype_size(device_tensor.dtype());
+  char* dst = static_cast<char*>(device_tensor.storage()->data());
+  const char* src = static_cast<const char*>(m.host.storage()->data());
+  size_t bytes = device_tensor.storage()->nbytes();
+  if (!m.whole) {
+    dst += device_tensor.offset() * elem;
+    src += m.host.offset() * elem;
+    bytes = static_cast<size_t>(device_tensor.numel()) * elem;
+  }
+  throw_if_error(b->table()->copy(b->table()->self, dst, static_cast<int32_t>(device.kind), src, INGOT_DEVICE_CPU,
+                                  bytes, &exec_context()),
+                 fmt::format("copy cpu -> {}", device.str()));
+}
+
+void warn_fallback(OpKind op, const std::vector<Tensor>& inputs, Device device) {
   static std::mutex mu;
   static std::set<std::pair<int, std::string>> warned;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (warned.emplace(static_cast<int>(op), device.str()).second)
-      log_warn("{}: no backend runs {}; running it on the CPU (the data is copied both ways: slow)", device.str(),
-               describe(op, inputs));
-  }
-  // Copying a strided view to the host first makes it contiguous on the device (a COPY): if no
-  // backend runs that either, the fallback cannot help; fail instead of recursing.
-  thread_local bool copying_inputs = false;
-  INGOT_CHECK(!copying_inputs, "no backend on {} runs {}", device.str(), describe(op, inputs));
+  std::lock_guard<std::mutex> lock(mu);
+  if (warned.emplace(static_cast<int>(op), device.str()).second)
+    log_warn("{}: no backend runs {}; running it on the CPU (the data is copied both ways: slow)", device.str(),
+             describe(op, inputs));
+}
+
+/// An op that no backend of an accelerator runs (a kernel missing for that dtype or layout) runs
+/// on the host: inputs copied to the CPU, outputs copied back, one warning per op. The op is
+/// recorded once by the chain above, on the device tensors; the copies here are not recorded.
+std::vector<Tensor> run_on_host(const OpCall& call) {
+  const OpKind op = call.op;
+  const Device device = call.device;
+  const std::vector<Tensor>& inputs = *call.inputs;
+  warn_fallback(op, inputs, device);
   std::vector<Tensor> host;
   host.reserve(inputs.size());
-  copying_inputs = true;
-  try {
-    for (const Tensor& t : inputs) host.push_back(t.defined() ? t.to(Device::cpu()) : t);
-  } catch (...) {
-    copying_inputs = false;
-    throw;
-  }
-  copying_inputs = false;
-  std::vector<Tensor> result = run_op(op, host, outputs, attrs, Device::cpu());
+  for (const Tensor& t : inputs) host.push_back(t.defined() ? host_copy(t).host : t);
+  std::vector<Tensor> result = detail::run_on_backend({op, &host, call.outputs, call.attrs, Device::cpu()});
   for (Tensor& t : result) t = t.to(device);
   return result;
 }
@@ -176,6 +215,7 @@ void execute(const Backend& b, OpKind op, const std::vector<ingot_tensor_desc>& 
              const std::vector<ingot_tensor_desc>& out, const void* attrs) {
   const ingot_exec_context& ctx = exec_context();
   ProfileScope::set_current_detail(b.name().c_str());
+  count_op(b);
   struct Release {
     ~Release() { t_workspace.release(); }
   } release;
@@ -226,19 +266,27 @@ const Backend& select_backend(OpKind op, const std::vector<Tensor>& inputs, cons
 
 std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& outputs,
                            const void* attrs, Device device) {
-  const ProfileScope profile([op] { return op_info(op).name; }, "op");
   check_arity(op, inputs.size(), outputs.size());
-  device = device_of(inputs, device);
+  return dispatch_chain::run({op, &inputs, &outputs, attrs, device_of(inputs, device)});
+}
+
+namespace detail {
+
+std::vector<Tensor> run_on_backend(const OpCall& call) {
+  const OpKind op = call.op;
+  const std::vector<OutputSpec>& outputs = *call.outputs;
+  const void* attrs = call.attrs;
+  const Device device = device_of(*call.inputs, call.device);
   std::vector<ingot_tensor_desc> out;
   out.reserve(outputs.size());
   for (const auto& s : outputs) out.push_back(spec_desc(s, device));
 
-  std::vector<Tensor> in_tensors = inputs;
+  std::vector<Tensor> in_tensors = *call.inputs;
   std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
   const Backend* b = try_pick_or_reorder(op, device, in_tensors, in, out, attrs);
   // (only where a backend holds the device's memory: otherwise the data could not come back)
   if (b == nullptr && !device.is_cpu() && !BackendRegistry::instance().candidates(device.kind).empty())
-    return run_on_host(op, inputs, outputs, attrs, device);
+    return run_on_host({op, call.inputs, call.outputs, attrs, device});
   INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, in_tensors));
 
   Allocator& alloc = BackendRegistry::instance().allocator(device);
@@ -257,9 +305,10 @@ std::vector<Tensor> run_op(OpKind op, const std::vector<Tensor>& inputs, const s
     result.emplace_back(std::move(impl));
   }
   execute(*b, op, in, out, attrs);
-  autograd::record_op(op, inputs, result, attrs);
   return result;
 }
+
+}  // namespace detail
 
 void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                  const void* attrs) {
@@ -270,7 +319,24 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
   std::vector<ingot_tensor_desc> out = descs_of(out_tensors);
   std::vector<Tensor> in_tensors = inputs;
   std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
-  execute(pick_or_reorder(op, device, in_tensors, in, out, attrs), op, in, out, attrs);
+  const Backend* b = try_pick_or_reorder(op, device, in_tensors, in, out, attrs);
+  if (b == nullptr && !device.is_cpu() && !BackendRegistry::instance().candidates(device.kind).empty()) {
+    // As run_on_host: the op runs into host mirrors of the outputs, which are written back.
+    warn_fallback(op, inputs, device);
+    std::vector<Tensor> host_in;
+    for (const Tensor& t : inputs) host_in.push_back(t.defined() ? host_copy(t).host : t);
+    std::vector<HostMirror> mirrors;
+    std::vector<Tensor> host_out;
+    for (const Tensor& t : out_tensors) {
+      mirrors.push_back(host_copy(t));
+      host_out.push_back(mirrors.back().host);
+    }
+    run_op_into(op, host_in, host_out, attrs);
+    for (size_t i = 0; i < mirrors.size(); ++i) write_back(mirrors[i], out_tensors[i]);
+    return;
+  }
+  INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, in_tensors));
+  execute(*b, op, in, out, attrs);
 }
 
 void run_op_on(const Backend& backend, OpKind op, const std::vector<Tensor>& inputs,

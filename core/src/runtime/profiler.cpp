@@ -12,8 +12,25 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ingot/runtime/dispatch_chain.h"
+
 namespace ingot {
 namespace {
+
+/// Times each op dispatched while the profiler records (installed by start, removed by stop).
+class OpTimer final : public OpInterceptor {
+ public:
+  const char* name() const override { return "profiler"; }
+  std::vector<Tensor> intercept(const OpCall& call, const DispatchNext& next) override {
+    const ProfileScope profile(op_info(call.op).name, "op");
+    return next(call);
+  }
+};
+
+const std::shared_ptr<OpInterceptor>& op_timer() {
+  static const std::shared_ptr<OpInterceptor> timer = std::make_shared<OpTimer>();
+  return timer;
+}
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -98,12 +115,15 @@ void Profiler::start() {
   s.dropped = 0;
   s.stop_ns = 0;
   s.origin_ns = now_ns();
+  dispatch_chain::remove(op_timer().get());
+  dispatch_chain::add(op_timer(), InterceptorOrder::Profiler);
   detail::g_profiler_on.store(true, std::memory_order_release);
 }
 
 void Profiler::stop() {
   if (!enabled()) return;
   detail::g_profiler_on.store(false, std::memory_order_release);
+  dispatch_chain::remove(op_timer().get());
   state().stop_ns = now_ns();
 }
 
