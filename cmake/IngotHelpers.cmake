@@ -13,22 +13,30 @@ function(ingot_set_warnings target)
   endif()
 endfunction()
 
-# ingot_add_plugin(NAME SOURCES ... [LIBS ...] [INCLUDES ...])
+# ingot_add_plugin(NAME SOURCES ... [LIBS ...] [INCLUDES ...] [EXAMPLE])
 # A MODULE library in the build's plugin folder, built against the SDK headers only, with
-# hidden visibility so that it exports just the ingot_plugin_* entry points.
+# hidden visibility so that it exports just the ingot_plugin_* entry points. An EXAMPLE plugin is
+# built beside its sources' build folder and never installed, so real runs do not load it (tests
+# and users reach it through INGOT_PLUGIN_PATH).
 function(ingot_add_plugin name)
-  cmake_parse_arguments(P "" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
+  cmake_parse_arguments(P "EXAMPLE" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
   set(target ingot_plugin_${name})
+  set(out_dir ${INGOT_PLUGIN_BUILD_DIR})
+  if(P_EXAMPLE)
+    set(out_dir ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
   add_library(${target} MODULE ${P_SOURCES})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ingot_${name} PREFIX "lib"
-    LIBRARY_OUTPUT_DIRECTORY ${INGOT_PLUGIN_BUILD_DIR}
+    LIBRARY_OUTPUT_DIRECTORY ${out_dir}
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/include ${P_INCLUDES})
   target_link_libraries(${target} PRIVATE ${P_LIBS})
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   ingot_set_warnings(${target})
-  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/plugins)
+  if(NOT P_EXAMPLE)
+    install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/plugins)
+  endif()
 endfunction()
 
 # ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...] [TIMEOUT s])

@@ -136,20 +136,43 @@ void Module::zero_grad() {
   for (const Tensor& t : parameters()) t.set_grad(Tensor());
 }
 
+namespace {
+
+/// Gives the module's own tensor handle `t` the data of `data` (contiguous, strided), keeping its
+/// identity, so optimizers and callers holding the handle see the change.
+void replace_data(const Tensor& t, const Tensor& data) {
+  TensorImpl& im = t.impl();
+  im.storage = data.storage();
+  im.dtype = data.dtype();
+  im.strides = data.strides();
+  im.offset = data.offset();
+  im.layout.reset();
+}
+
+}  // namespace
+
 void Module::to(DType dtype) {
   INGOT_CHECK(is_floating(dtype), "Module::to: {} is not a floating dtype", dtype_name(dtype));
   NoGradGuard no_grad;
   for (const auto& [name, t] : state_dict()) {
     if (!is_floating(t.dtype()) || t.dtype() == dtype) continue;
-    const Tensor converted = t.strided().to(dtype).contiguous();
-    TensorImpl& im = t.impl();  // the module's own handle: swap its data, keep its identity
-    im.storage = converted.storage();
-    im.dtype = dtype;
-    im.strides = converted.strides();
-    im.offset = converted.offset();
-    im.layout.reset();
+    replace_data(t, t.strided().to(dtype).contiguous());
     if (t.grad().defined()) t.set_grad(Tensor());
   }
+}
+
+void Module::to(Device device) {
+  NoGradGuard no_grad;
+  for (const auto& [name, t] : state_dict()) {
+    if (t.device() == device) continue;
+    replace_data(t, t.detach().strided().to(device));
+    if (const Tensor g = t.grad(); g.defined()) t.set_grad(g.strided().to(device));
+  }
+}
+
+Device Module::device() const {
+  const StateDict own = state_dict();
+  return own.empty() ? Device::cpu() : own.front().second.device();
 }
 
 StateDict Module::state_dict() const {

@@ -125,6 +125,13 @@ void Optimizer::zero_grad() {
       if (p.grad().defined()) p.set_grad(Tensor());
 }
 
+void Optimizer::to(Device device) {
+  NoGradGuard no_grad;
+  for (auto& group : state_)
+    for (ParamState& st : group)
+      for (auto& [name, t] : st.tensors) t = t.to(device);
+}
+
 OptimizerState Optimizer::state_dict() const {
   OptimizerState s;
   s.scalars["type"] = type();

@@ -1,6 +1,8 @@
 // Ops by backend: a short list of (backend, count) behind a mutex; a handful of backends at most.
 #include "ingot/runtime/op_counts.h"
 
+#include <fmt/format.h>
+
 #include <mutex>
 
 #include "ingot/runtime/backend.h"
@@ -38,6 +40,12 @@ std::vector<std::pair<std::string, int64_t>> ops_by_backend() {
   for (const auto& [b, n] : c.by_backend)
     if (n > 0) out.emplace_back(b->name(), n);
   return out;
+}
+
+std::string ops_by_backend_json() {
+  std::string s = "{";
+  for (const auto& [name, n] : ops_by_backend()) s += fmt::format("{}\"{}\":{}", s.size() > 1 ? "," : "", name, n);
+  return s + "}";
 }
 
 void reset_op_counts() {

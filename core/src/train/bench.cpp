@@ -22,7 +22,9 @@
 #include "ingot/ops/random.h"
 #include "ingot/optim/optimizer_config.h"
 #include "ingot/runtime/allocator.h"
+#include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/error.h"
+#include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
@@ -76,6 +78,13 @@ double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, con
 /// A forward whose result is brought to the strided layout a caller would read.
 void infer(nn::Module& model, const Tensor& x) { (void)model.forward(x).strided(); }
 
+/// Milliseconds since `t0` once the device's queued work is done (ops on an accelerator return
+/// before they finish).
+double ms_when_done(Clock::time_point t0, Device device) {
+  synchronize(device);
+  return ms_since(t0);
+}
+
 int64_t peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -122,6 +131,8 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   // train.optimizer and the loss only (with `ingot run`'s defaults): the schedule, epochs and the
   // rest do not apply here.
   const TrainConfig train_cfg = parse_train_config(cfg.node("train"), file);
+  const Device device = sel.device;
+  model->to(device);
   const std::unique_ptr<optim::Optimizer> opt =
       optim::make_optimizer(train_cfg.optimizer, model->named_parameters(), file);
   nn::CrossEntropyOptions loss_options;
@@ -142,21 +153,22 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
 
   // The data, made once: what a loader would hand over, minus the loading.
   Generator data_gen(seed + 1);
-  const Tensor x = randn(batched(r.batch_size, *sample), DType::F32, &data_gen);
+  const Tensor x = randn(batched(r.batch_size, *sample), DType::F32, &data_gen).to(device);
   std::mt19937_64 label_rng(seed + 2);
   std::vector<int64_t> labels(static_cast<size_t>(r.batch_size));
   for (int64_t& l : labels) l = static_cast<int64_t>(label_rng() % static_cast<uint64_t>(classes));
-  const Tensor y = Tensor::from_vector(labels, Shape{r.batch_size});
+  const Tensor y = Tensor::from_vector(labels, Shape{r.batch_size}).to(device);
   const Tensor x_infer_f32 = randn(batched(r.infer_batch, *sample), DType::F32, &data_gen);
   const Tensor x_one_f32 = randn(batched(1, *sample), DType::F32, &data_gen);
   log << fmt::format("bench: {} ({} parameters), train batch {}, inference batch {}, {} threads, {}\n", r.model,
                      r.params, r.batch_size, r.infer_batch, r.threads, r.backend);
 
   // Training.
+  reset_op_counts();
   model->train();
   for (int64_t i = 0; i < o.warmup; ++i) train_step(*model, *opt, x, y, loss_options);
-  host_allocator().reset_peak();
-  const MemoryStats before = host_allocator().stats();
+  reset_peak_memory_stats(device);
+  const MemoryStats before = memory_stats(device);
   if (o.profile_dir) Profiler::instance().start();
   std::vector<double> step_ms, train_ips;
   double last_loss = 0.0;
@@ -168,7 +180,7 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     train_ips.push_back(1000.0 * static_cast<double>(r.batch_size * o.steps) / ms);
   }
   if (o.profile_dir) save_profile(*o.profile_dir, log);
-  const MemoryStats after = host_allocator().stats();
+  const MemoryStats after = memory_stats(device);
   if (!std::isfinite(last_loss)) log << fmt::format("warning: the training loss became {}\n", last_loss);
   r.train_ms_per_step = spread_of(step_ms);
   r.train_images_per_s = spread_of(train_ips);
@@ -185,13 +197,13 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   r.infer_dtype = o.infer_dtype;
   const DType infer_type = o.infer_dtype == "bf16" ? DType::BF16 : DType::F32;
   if (infer_type != DType::F32) model->to(infer_type);
-  const Tensor x_infer = x_infer_f32.to(infer_type), x_one = x_one_f32.to(infer_type);
+  const Tensor x_infer = x_infer_f32.to(infer_type).to(device), x_one = x_one_f32.to(infer_type).to(device);
   for (int64_t i = 0; i < o.warmup; ++i) infer(*model, x_infer);
   std::vector<double> batch_ms, infer_ips;
   for (int64_t rep = 0; rep < o.repeat; ++rep) {
     const auto t0 = Clock::now();
     for (int64_t i = 0; i < o.steps; ++i) infer(*model, x_infer);
-    const double ms = ms_since(t0);
+    const double ms = ms_when_done(t0, device);
     batch_ms.push_back(ms / static_cast<double>(o.steps));
     infer_ips.push_back(1000.0 * static_cast<double>(r.infer_batch * o.steps) / ms);
   }
@@ -204,13 +216,15 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     for (int64_t i = 0; i < o.latency_iters; ++i) {
       const auto t0 = Clock::now();
       infer(*model, x_one);
-      one_ms.push_back(ms_since(t0));
+      one_ms.push_back(ms_when_done(t0, device));
     }
   std::sort(one_ms.begin(), one_ms.end());
   r.latency_b1_median_ms = spread_of(one_ms).median;
   const auto rank90 = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(one_ms.size())));  // nearest rank
   r.latency_b1_p90_ms = one_ms[std::clamp<size_t>(rank90, 1, one_ms.size()) - 1];
   r.peak_rss_bytes = peak_rss_bytes();
+  r.device = model->device().str();
+  r.ops_by_backend = ops_by_backend();
   return r;
 }
 

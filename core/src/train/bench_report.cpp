@@ -43,6 +43,9 @@ std::string BenchResult::to_json() const {
   j["dtype"] = dtype;
   j["infer_dtype"] = infer_dtype;
   j["threads"] = threads;
+  j["device"] = device;
+  j["ops_by_backend"] = nlohmann::json::object();
+  for (const auto& [name, n] : ops_by_backend) j["ops_by_backend"][name] = n;
   j["batch_size"] = batch_size;
   j["infer_batch"] = infer_batch;
   j["warmup"] = warmup;

@@ -5,6 +5,7 @@
 
 #include "ingot/autograd/grad_mode.h"
 #include "ingot/nn/loss.h"
+#include "ingot/train/device_feeder.h"
 
 namespace ingot::train {
 
@@ -17,7 +18,8 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   r.confusion = ConfusionMatrix(loader.dataset().num_classes(), std::move(class_names));
   double loss_sum = 0.0;
   loader.begin_epoch(0);
-  while (auto batch = loader.next()) {
+  DeviceFeeder feeder(loader, model.device(), 2);
+  while (auto batch = feeder.next()) {
     const Tensor logits = model.forward(batch->inputs);
     nn::CrossEntropyOptions sum;
     sum.reduction = nn::Reduction::Sum;

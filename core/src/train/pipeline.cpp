@@ -15,6 +15,8 @@
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
 #include "ingot/runtime/allocator.h"
+#include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/evaluate.h"
@@ -132,6 +134,8 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
   }
 
   load_init_from(cfg, *model);
+  model->to(backends.device);  // before the optimizer, whose state follows its parameters
+  reset_op_counts();
   const auto named = model->named_parameters();
   std::unique_ptr<optim::Optimizer> optimizer = optim::make_optimizer(train_cfg.optimizer, named, file);
   const TrainPlan plan = make_train_plan(train_cfg, loaders.train->num_batches());
@@ -196,7 +200,8 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
 
   if (training) {
     InterruptGuard guard("\ningot: stopping after the current step to save a checkpoint (Ctrl-C again stops now)\n");
-    TrainContext ctx{model.get(), optimizer.get(), schedule.get(), loaders.train.get(), &dropout_gen, &metrics, &bar};
+    TrainContext ctx{model.get(), optimizer.get(), schedule.get(), loaders.train.get(), &dropout_gen, &metrics, &bar,
+                     data_cfg.prefetch};
     const EpochEnd on_epoch_end = [&](int64_t epoch, const TrainPosition& pos, double loss) {
       last_train_loss = loss;
       if (train_cfg.eval_every_epoch && pos.batch == 0) {
@@ -240,10 +245,12 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
       .set("train_loss", last_train_loss)
       .set("time_s", seconds)
       .set("threads", static_cast<int64_t>(num_threads()))
-      .set("device", backends.device.str())
+      .set("device", model->device().str())
+      .set("ops_by_backend", RawJson{ops_by_backend_json()})
       .set("backends", fmt::format("{}", fmt::join(backends.enabled, ",")))
       .set("parameters", model->num_parameters())
       .set("peak_host_bytes", host_allocator().stats().peak_allocated);
+  if (!model->device().is_cpu()) summary.set("peak_device_bytes", memory_stats(model->device()).peak_allocated);
   if (!backends.note.empty()) summary.set("fallback", backends.note);
   if (last_eval) summary.set("test_accuracy", last_eval->accuracy).set("test_loss", last_eval->loss);
   run.write_summary(summary.to_json());

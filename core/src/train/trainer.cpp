@@ -8,7 +8,9 @@
 #include "ingot/nn/loss.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/optim/clip_grad.h"
+#include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"
+#include "ingot/train/device_feeder.h"
 #include "ingot/train/interrupt.h"
 
 namespace ingot::train {
@@ -31,10 +33,10 @@ double apply_schedule(optim::Optimizer& opt, const optim::LrSchedule& schedule, 
   return first;
 }
 
-/// The loader's next batch, timed as the step's "data" phase.
-std::optional<data::Batch> next_batch(data::DataLoader& loader) {
+/// The next batch on the model's device, timed as the step's "data" phase.
+std::optional<data::Batch> next_batch(DeviceFeeder& feeder) {
   const ProfileScope profile("data", "step");
-  return loader.next();
+  return feeder.next();
 }
 
 }  // namespace
@@ -68,6 +70,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   while (position.epoch < plan.epochs && position.step < plan.total_steps) {
     const int64_t epoch = position.epoch;
     loader.begin_epoch(epoch, position.batch);
+    DeviceFeeder feeder(loader, model.device(), ctx.prefetch);
     if (ctx.progress) ctx.progress->start_epoch(epoch + 1, plan.epochs, plan.batches_per_epoch);
     model.train();
     opt.zero_grad();
@@ -76,7 +79,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     int64_t epoch_batches = 0, micro = 0, group_images = 0;
     auto step_start = std::chrono::steady_clock::now();
     bool stop = false;
-    while (auto batch = next_batch(loader)) {
+    while (auto batch = next_batch(feeder)) {
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
       ProfileScope phase("forward", "step");
       const Tensor logits = model.forward(batch->inputs);
@@ -127,6 +130,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     if (ctx.progress)
       ctx.progress->finish_epoch(epoch_done ? "" : fmt::format("  stopped at batch {}", position.batch));
     if (!epoch_done) {
+      feeder.reset();
       loader.stop();
       if (position.step >= plan.total_steps) {  // a `steps:` budget ending mid-epoch
         if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
@@ -139,6 +143,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     if (ctx.metrics) {
       Record r("epoch", epoch + 1, position.step);
       r.set("loss", shown_loss).set("time_s", secs).set("batches", epoch_batches);
+      r.set("device", model.device().str()).set("ops_by_backend", RawJson{ops_by_backend_json()});
       ctx.metrics->log(r);
     }
     if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);

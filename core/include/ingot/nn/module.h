@@ -76,6 +76,11 @@ class Module {
   /// torch's model.to(dtype): every floating parameter and buffer becomes `dtype` in place (the
   /// same tensor handles, gradients dropped); integer buffers (num_batches_tracked) stay.
   void to(DType dtype);
+  /// torch's model.to(device): every parameter and buffer (and gradient) moves to `device` in
+  /// place (the same tensor handles, so an optimizer built before keeps working).
+  void to(Device device);
+  /// The device of the first parameter or buffer (cpu for a module without tensors).
+  Device device() const;
 
   // ---- state ----
   /// Parameters then buffers per module, depth first, under torch's dotted names. The tensors

@@ -89,6 +89,10 @@ class Optimizer {
   /// InputError naming the offending key otherwise. Tensors are copied into fresh state.
   void load_state_dict(const OptimizerState& state);
 
+  /// Moves the per-parameter state to `device` (after Module::to(device) moved the parameters;
+  /// state created later follows its parameter's device anyway).
+  void to(Device device);
+
   /// The state of parameter `index` of group `group` (empty before its first update).
   const ParamState& state(size_t group, size_t index) const { return state_.at(group).at(index); }
 

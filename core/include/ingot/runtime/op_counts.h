@@ -15,6 +15,8 @@ class Backend;
 void count_op(const Backend& backend);
 /// Backend name and ops executed since the last reset, in the order backends first ran an op.
 std::vector<std::pair<std::string, int64_t>> ops_by_backend();
+/// The same as a JSON object: {"cpu_onednn":1234,"reference":5}.
+std::string ops_by_backend_json();
 /// Sets every count to 0.
 void reset_op_counts();
 

@@ -44,6 +44,8 @@ struct BenchResult {
   std::string dtype = "f32";        ///< of the training steps
   std::string infer_dtype = "f32";  ///< of inference and batch-1 latency
   std::string backend;  ///< device and enabled backends, for the human table
+  std::string device;   ///< where the model's tensors were during the measurement
+  std::vector<std::pair<std::string, int64_t>> ops_by_backend;  ///< ops each backend executed
   int threads = 1;
   int64_t batch_size = 0;
   int64_t infer_batch = 0;
@@ -56,7 +58,7 @@ struct BenchResult {
   Spread infer_ms_per_batch;
   double latency_b1_median_ms = 0.0;
   double latency_b1_p90_ms = 0.0;
-  int64_t peak_allocated_bytes = 0;   ///< host allocator, from the first timed training step on
+  int64_t peak_allocated_bytes = 0;   ///< the device's allocator, from the first timed training step on
   int64_t peak_rss_bytes = 0;         ///< the process's peak resident set
   double train_cache_hit_rate = 0.0;  ///< allocator cache hits / allocations during timed steps
 

@@ -26,6 +26,7 @@ struct TrainContext {
   Generator* dropout_gen = nullptr;
   MetricsLog* metrics = nullptr;  ///< may be null
   ProgressBar* progress = nullptr;  ///< may be null
+  int prefetch = 2;  ///< batches queued to the model's device ahead of use (data.prefetch)
 };
 
 /// Sizes derived from the config and the loader.
