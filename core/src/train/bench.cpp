@@ -62,10 +62,9 @@ Shape batched(int64_t batch, const Shape& sample) {
 }
 
 /// One optimizer step on one batch; returns the loss (reading it waits for the step's work).
-double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y,
-                  const nn::CrossEntropyOptions& loss_options) {
+double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, const nn::Loss& loss_fn) {
   ProfileScope phase("forward", "step");
-  const Tensor loss = nn::cross_entropy(model.forward(x), y, loss_options);
+  const Tensor loss = loss_fn(model.forward(x), y);
   phase.next("backward");
   loss.backward();
   const double value = loss.item();
@@ -135,8 +134,6 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   model->to(device);
   const std::unique_ptr<optim::Optimizer> opt =
       optim::make_optimizer(train_cfg.optimizer, model->named_parameters(), file);
-  nn::CrossEntropyOptions loss_options;
-  loss_options.label_smoothing = train_cfg.label_smoothing;
 
   BenchResult r;
   r.version = INGOT_VERSION;
@@ -166,7 +163,7 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   // Training.
   reset_op_counts();
   model->train();
-  for (int64_t i = 0; i < o.warmup; ++i) train_step(*model, *opt, x, y, loss_options);
+  for (int64_t i = 0; i < o.warmup; ++i) train_step(*model, *opt, x, y, train_cfg.loss);
   reset_peak_memory_stats(device);
   const MemoryStats before = memory_stats(device);
   if (o.profile_dir) Profiler::instance().start();
@@ -174,7 +171,7 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   double last_loss = 0.0;
   for (int64_t rep = 0; rep < o.repeat; ++rep) {
     const auto t0 = Clock::now();
-    for (int64_t i = 0; i < o.steps; ++i) last_loss = train_step(*model, *opt, x, y, loss_options);
+    for (int64_t i = 0; i < o.steps; ++i) last_loss = train_step(*model, *opt, x, y, train_cfg.loss);
     const double ms = ms_since(t0);
     step_ms.push_back(ms / static_cast<double>(o.steps));
     train_ips.push_back(1000.0 * static_cast<double>(r.batch_size * o.steps) / ms);

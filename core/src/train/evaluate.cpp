@@ -9,7 +9,10 @@
 
 namespace ingot::train {
 
-EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names) {
+EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names,
+                    const nn::Loss* loss) {
+  const nn::Loss fallback = loss == nullptr ? nn::make_loss(YAML::Node(), "") : nn::Loss{};
+  const nn::Loss& loss_fn = loss == nullptr ? fallback : *loss;
   const auto t0 = std::chrono::steady_clock::now();
   const bool was_training = model.is_training();
   model.eval();
@@ -21,9 +24,7 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   DeviceFeeder feeder(loader, model.device(), 2);
   while (auto batch = feeder.next()) {
     const Tensor logits = model.forward(batch->inputs);
-    nn::CrossEntropyOptions sum;
-    sum.reduction = nn::Reduction::Sum;
-    loss_sum += nn::cross_entropy(logits, batch->targets, sum).item();
+    loss_sum += loss_fn.fn(logits, batch->targets, nn::Reduction::Sum).item();
     r.confusion.add(logits, batch->targets);
     r.samples += batch->targets.numel();
   }

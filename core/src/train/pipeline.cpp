@@ -146,6 +146,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
   {
     YAML::Node resolved = YAML::Clone(cfg.root());
     resolved["data"] = data::data_config_yaml(data_cfg);
+    resolved["train"]["loss"] = train_cfg.loss.resolved;
     resolved["train"]["optimizer"] = optim::optimizer_to_yaml(*optimizer, true);
     resolved["train"]["scheduler"] = schedule->to_yaml();
     resolved["resolved"]["threads"] = num_threads();
@@ -205,7 +206,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     const EpochEnd on_epoch_end = [&](int64_t epoch, const TrainPosition& pos, double loss) {
       last_train_loss = loss;
       if (train_cfg.eval_every_epoch && pos.batch == 0) {
-        last_eval = evaluate(*model, *loaders.test, names);
+        last_eval = evaluate(*model, *loaders.test, names, &train_cfg.loss);
         bar.message(eval_line(*last_eval));
         metrics.log(eval_record(*last_eval, epoch, pos.step));
       }
@@ -224,7 +225,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
   if (status == TrainStatus::Finished) {
     for (Stage s : stages) {
       if (s == Stage::Evaluate) {
-        if (!last_eval || !training) last_eval = evaluate(*model, *loaders.test, names);
+        if (!last_eval || !training) last_eval = evaluate(*model, *loaders.test, names, &train_cfg.loss);
         out << eval_line(*last_eval) << "\n" << last_eval->confusion.table() << "\n";
         metrics.log(eval_record(*last_eval, position.epoch, position.step));
       } else if (s == Stage::Save) {

@@ -10,15 +10,13 @@
 namespace ingot::train {
 
 config::Schema train_schema() {
-  config::Schema loss;
-  loss.string("type", false, {"cross_entropy"}).number("label_smoothing", 0.0, 1.0);
   config::Schema s;
   s.integer("epochs", 1, 100000)
       .integer("steps", 1, 1e12)
       .integer("accumulate", 1, 4096)
       .number("clip_grad_norm", 0.0)
       .number("clip_grad_value", 0.0)
-      .section("loss", std::move(loss))
+      .any("loss")
       .integer("log_every", 1, 1e9)
       .integer("checkpoint_every", 1, 100000)
       .boolean("eval_every_epoch")
@@ -35,10 +33,6 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (node["accumulate"]) c.accumulate = node["accumulate"].as<int64_t>();
     if (node["clip_grad_norm"]) c.clip_grad_norm = node["clip_grad_norm"].as<double>();
     if (node["clip_grad_value"]) c.clip_grad_value = node["clip_grad_value"].as<double>();
-    if (const YAML::Node loss = node["loss"]) {
-      if (loss["type"]) c.loss = loss["type"].as<std::string>();
-      if (loss["label_smoothing"]) c.label_smoothing = loss["label_smoothing"].as<double>();
-    }
     if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
     if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
@@ -46,11 +40,11 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (const YAML::Node o = node["optimizer"]) c.optimizer = o;
     if (const YAML::Node s = node["scheduler"]) c.scheduler = s;
   }
+  c.loss = nn::make_loss(node && node.IsMap() ? node["loss"] : YAML::Node(), file);
   if (!c.optimizer || c.optimizer.IsNull()) {
     c.optimizer = YAML::Node(YAML::NodeType::Map);
     c.optimizer["type"] = "adamw";
   }
-  (void)file;
   return c;
 }
 

@@ -63,8 +63,6 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   optim::Optimizer& opt = *ctx.optimizer;
   data::DataLoader& loader = *ctx.loader;
   const std::vector<Tensor> params = model.parameters();
-  nn::CrossEntropyOptions loss_options;
-  loss_options.label_smoothing = config.label_smoothing;
   const double micro_scale = 1.0 / static_cast<double>(config.accumulate);
 
   while (position.epoch < plan.epochs && position.step < plan.total_steps) {
@@ -83,7 +81,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
       ProfileScope phase("forward", "step");
       const Tensor logits = model.forward(batch->inputs);
-      const Tensor loss = nn::cross_entropy(logits, batch->targets, loss_options);
+      const Tensor loss = config.loss(logits, batch->targets);
       phase.next("backward");
       (config.accumulate > 1 ? loss * micro_scale : loss).backward();
       const double value = loss.item();

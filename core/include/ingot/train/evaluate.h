@@ -5,13 +5,14 @@
 #include <cstdint>
 
 #include "ingot/data/data_loader.h"
+#include "ingot/nn/loss_registry.h"
 #include "ingot/nn/module.h"
 #include "ingot/train/confusion_matrix.h"
 
 namespace ingot::train {
 
 struct EvalResult {
-  double loss = 0.0;  ///< mean cross-entropy per sample
+  double loss = 0.0;  ///< the loss summed over the samples, divided by their count
   double accuracy = 0.0;
   int64_t samples = 0;
   double seconds = 0.0;
@@ -19,7 +20,9 @@ struct EvalResult {
 };
 
 /// Runs every batch of `loader` (one pass, in order) through `model`; restores the model's
-/// training mode afterwards. `class_names` label the confusion matrix (may be empty).
-EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names = {});
+/// training mode afterwards. `class_names` label the confusion matrix (may be empty); `loss` is
+/// the training loss (cross_entropy when none is given).
+EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names = {},
+                    const nn::Loss* loss = nullptr);
 
 }  // namespace ingot::train

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ingot/config/schema.h"
+#include "ingot/nn/loss_registry.h"
 
 namespace ingot::train {
 
@@ -19,8 +20,7 @@ struct TrainConfig {
   int64_t accumulate = 1;                 ///< micro-batches per optimizer step
   std::optional<double> clip_grad_norm;   ///< max global L2 norm of the gradients
   std::optional<double> clip_grad_value;  ///< max |gradient| element
-  std::string loss = "cross_entropy";     ///< the classification loss (cross_entropy only for now)
-  double label_smoothing = 0.0;
+  nn::Loss loss;                          ///< `train.loss` from the loss registry (cross_entropy)
   int64_t log_every = 10;                 ///< optimizer steps between train_step lines of metrics.jsonl
   int64_t checkpoint_every = 1;           ///< epochs between checkpoints (the last epoch always gets one)
   bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
@@ -29,7 +29,7 @@ struct TrainConfig {
 };
 
 /// Keys of `train:`: epochs, steps, accumulate, clip_grad_norm, clip_grad_value, loss
-/// {type, label_smoothing}, log_every, checkpoint_every, eval_every_epoch, optimizer, scheduler.
+/// ({type: ...} or a type name; its keys are checked by the loss registry), log_every, checkpoint_every, eval_every_epoch, optimizer, scheduler.
 config::Schema train_schema();
 
 /// Reads a validated `train:` node (undefined = the defaults with AdamW).

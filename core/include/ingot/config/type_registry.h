@@ -1,0 +1,87 @@
+// TypeRegistry: the objects a config section builds from `type:` (losses, layers, optimizers,
+// schedules, datasets, stages, callbacks). Built-ins and extension plugins register the same way;
+// each type declares the keys it accepts, so a config is checked before anything runs.
+#pragma once
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingot/config/schema.h"
+#include "ingot/runtime/error.h"
+
+namespace ingot::config {
+
+/// Types of one kind (`what`: "loss", "stage", ...), each with its schema and its factory
+/// `make(node, file)` returning a Product.
+template <class Product>
+class TypeRegistry {
+ public:
+  using Factory = std::function<Product(const YAML::Node& node, const std::string& file)>;
+  struct Entry {
+    std::string type;
+    Schema schema;  ///< every key of the type's section except `type` itself
+    Factory make;
+    std::string help;     ///< one line for listings
+    std::string origin = "builtin";  ///< "builtin" or the extension plugin that added it
+  };
+
+  explicit TypeRegistry(std::string what) : what_(std::move(what)) {}
+
+  /// Adds a type; throws ConfigError when the name is taken (naming who took it).
+  void add(Entry entry) {
+    if (auto it = entries_.find(entry.type); it != entries_.end())
+      throw ConfigError(fmt::format("{} type '{}' from {} is already registered by {}", what_, entry.type, entry.origin,
+                                    it->second.origin));
+    entry.schema.string("type", true);
+    std::string key = entry.type;
+    entries_.emplace(std::move(key), std::move(entry));
+  }
+  bool has(const std::string& type) const { return entries_.count(type) != 0; }
+  /// The entry of `type`; ConfigError "FILE:LINE: unknown <what> type 'x' (did you mean 'y'?);
+  /// known: a, b, c" otherwise.
+  const Entry& get(const std::string& type, const std::string& file, const YAML::Node& at) const {
+    if (auto it = entries_.find(type); it != entries_.end()) return it->second;
+    const std::vector<std::string> known = types();
+    const std::string hint = closest_match(type, known);
+    throw ConfigError(fmt::format("{}: unknown {} type '{}'{}; known: {}", where(file, at), what_, type,
+                                  hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
+                                  fmt::join(known, ", ")));
+  }
+  /// Checks `node` (a map with `type:`, or a bare type name) against its type's schema and builds it.
+  Product make(const YAML::Node& node, const std::string& file, const std::string& path) const {
+    // (a YAML::Node handle assigned to changes the node it refers to: build a fresh one instead)
+    const YAML::Node map = node.IsScalar() ? type_only(node.as<std::string>()) : node;
+    if (!map.IsMap() || !map["type"])
+      throw ConfigError(fmt::format("{}: {}: expected a map with 'type:' (one of {})", where(file, node), path,
+                                    fmt::join(types(), ", ")));
+    const Entry& e = get(map["type"].as<std::string>(), file, map["type"]);
+    e.schema.validate(map, file, path);
+    return e.make(map, file);
+  }
+  /// Registered type names, sorted.
+  std::vector<std::string> types() const {
+    std::vector<std::string> out;
+    for (const auto& [name, e] : entries_) out.push_back(name);
+    return out;
+  }
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+  const std::string& what() const { return what_; }
+
+ private:
+  static YAML::Node type_only(const std::string& type) {
+    YAML::Node m(YAML::NodeType::Map);
+    m["type"] = type;
+    return m;
+  }
+
+  std::string what_;
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace ingot::config
