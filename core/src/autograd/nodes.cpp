@@ -63,6 +63,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grad_outputs) {
   } else {
     m.grad = add(m.grad, g);
   }
+  for (const auto& [id, hook] : std::vector(m.post_accumulate_hooks)) hook(leaf);  // may remove itself
   return {};
 }
 

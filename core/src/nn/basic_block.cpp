@@ -3,6 +3,8 @@
 // fold into the convs (nn/fusion.h), the first with its ReLU fused.
 #include "ingot/nn/basic_block.h"
 
+#include <typeinfo>
+
 #include "ingot/nn/fusion.h"
 #include "ingot/ops/elementwise.h"
 
@@ -15,35 +17,45 @@ BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride
   c3.stride = {stride, stride};
   c3.padding = {1, 1};
   c3.bias = false;
-  conv1_ = register_module("conv1", std::make_shared<Conv2d>(in_, out_, 3, c3, gen));
-  bn1_ = register_module("bn1", std::make_shared<BatchNorm2d>(out_));
+  register_module("conv1", std::make_shared<Conv2d>(in_, out_, 3, c3, gen));
+  register_module("bn1", std::make_shared<BatchNorm2d>(out_));
   c3.stride = {1, 1};
-  conv2_ = register_module("conv2", std::make_shared<Conv2d>(out_, out_, 3, c3, gen));
-  bn2_ = register_module("bn2", std::make_shared<BatchNorm2d>(out_));
+  register_module("conv2", std::make_shared<Conv2d>(out_, out_, 3, c3, gen));
+  register_module("bn2", std::make_shared<BatchNorm2d>(out_));
   if (stride != 1 || in_ != out_) {
     Conv2dOptions c1;
     c1.stride = {stride, stride};
     c1.bias = false;
-    shortcut_ = register_module(
+    register_module(
         "shortcut", std::make_shared<Sequential>(std::initializer_list<ModulePtr>{
                         std::make_shared<Conv2d>(in_, out_, 1, c1, gen), std::make_shared<BatchNorm2d>(out_)}));
   }
 }
 
+Tensor BasicBlock::branch(const char* conv, const char* bn, Activation act, const Tensor& x) const {
+  const ModulePtr c = get_submodule(conv), b = get_submodule(bn);
+  // Exactly the plain layers (a subclass may override forward); conv_bn_act leaves hooked ones alone.
+  if (typeid(*c) == typeid(Conv2d) && typeid(*b) == typeid(BatchNorm2d))
+    return conv_bn_act(static_cast<Conv2d&>(*c), static_cast<BatchNorm2d*>(b.get()), act, x);
+  const Tensor y = (*b)((*c)(x));
+  return act == Activation::Relu ? relu(y) : y;
+}
+
 Tensor BasicBlock::forward(const Tensor& x) {
-  Tensor y = conv_bn_act(*conv1_, bn1_.get(), Activation::Relu, x);
-  y = conv_bn_act(*conv2_, bn2_.get(), Activation::None, y);
-  return relu(y + (shortcut_ ? shortcut_->forward(x) : x));
+  const Tensor y = branch("conv2", "bn2", Activation::None, branch("conv1", "bn1", Activation::Relu, x));
+  const ModulePtr shortcut = get_submodule("shortcut");
+  return relu(y + (shortcut ? (*shortcut)(x) : x));
 }
 
 Shape BasicBlock::output_shape(const Shape& input) const {
-  const Shape y = conv2_->output_shape(conv1_->output_shape(input));
-  if (shortcut_) INGOT_CHECK_SHAPE(shortcut_->output_shape(input) == y, "BasicBlock: shortcut and main path differ");
+  const Shape y = get_submodule("conv2")->output_shape(get_submodule("conv1")->output_shape(input));
+  if (const ModulePtr shortcut = get_submodule("shortcut"))
+    INGOT_CHECK_SHAPE(shortcut->output_shape(input) == y, "BasicBlock: shortcut and main path differ");
   return y;
 }
 
 std::string BasicBlock::extra_repr() const {
-  return fmt::format("{}, {}, stride={}, shortcut={}", in_, out_, stride_, shortcut_ ? "conv1x1+bn" : "identity");
+  return fmt::format("{}, {}, stride={}, shortcut={}", in_, out_, stride_, has_projection() ? "conv1x1+bn" : "identity");
 }
 
 }  // namespace ingot::nn

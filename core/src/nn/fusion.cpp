@@ -18,11 +18,12 @@ namespace {
 
 thread_local bool fusion_enabled = true;
 
-/// `m` as a T when its dynamic type is exactly T (a subclass may override forward).
+/// `m` as a T when its dynamic type is exactly T (a subclass may override forward) and no hook
+/// watches it (a hooked layer runs through its own operator(), so its hooks see it).
 template <class T>
 T* exactly(const ModulePtr& m) {
   Module* p = m.get();
-  return p != nullptr && typeid(*p) == typeid(T) ? static_cast<T*>(p) : nullptr;
+  return p != nullptr && typeid(*p) == typeid(T) && !p->has_hooks() ? static_cast<T*>(p) : nullptr;
 }
 
 /// Whether an op on these tensors is recorded into the autograd graph.
@@ -120,9 +121,9 @@ FoldedConv fold_batch_norm(const Conv2d& conv, const BatchNorm2d& bn) {
 
 Tensor conv_bn_act(Conv2d& conv, BatchNorm2d* bn, Activation act, const Tensor& x) {
   const bool fold = bn == nullptr || (batch_norm_foldable(*bn) && bn->num_features() == conv.out_channels());
-  if (!FusionMode::is_enabled() || !fold) {
-    Tensor y = conv.forward(x);
-    if (bn != nullptr) y = bn->forward(y);
+  if (!FusionMode::is_enabled() || !fold || conv.has_hooks() || (bn != nullptr && bn->has_hooks())) {
+    Tensor y = conv(x);
+    if (bn != nullptr) y = (*bn)(y);
     return apply(act, y);
   }
   conv.output_shape(x.shape());  // Conv2d::forward's message for a wrong input
@@ -159,7 +160,7 @@ size_t forward_fused(const std::vector<std::pair<std::string, ModulePtr>>& layer
       }
     }
   }
-  x = m->forward(x);
+  x = (*m)(x);
   return 1;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <set>
 
@@ -62,6 +63,69 @@ void Module::add_child(const std::string& name, ModulePtr module) {
   check_new_name(name);
   INGOT_CHECK(module != nullptr, "{}: child module '{}' is null", type_name_, name);
   children_.emplace_back(name, std::move(module));
+}
+
+namespace {
+uint64_t next_hook_id() {
+  static std::atomic<uint64_t> id{0};
+  return ++id;
+}
+}  // namespace
+
+Tensor Module::operator()(const Tensor& x) {
+  if (!has_hooks()) return forward(x);
+  Tensor input = x;
+  for (const auto& [id, hook] : std::vector(pre_hooks_))  // a copy: a hook may remove itself
+    if (std::optional<Tensor> changed = hook(*this, input)) input = *changed;
+  Tensor output = forward(input);
+  for (const auto& [id, hook] : std::vector(post_hooks_))
+    if (std::optional<Tensor> changed = hook(*this, input, output)) output = *changed;
+  return output;
+}
+
+uint64_t Module::register_forward_pre_hook(ForwardPreHook hook) {
+  INGOT_CHECK(hook != nullptr, "{}: register_forward_pre_hook: the hook is empty", type_name_);
+  pre_hooks_.emplace_back(next_hook_id(), std::move(hook));
+  return pre_hooks_.back().first;
+}
+
+uint64_t Module::register_forward_hook(ForwardHook hook) {
+  INGOT_CHECK(hook != nullptr, "{}: register_forward_hook: the hook is empty", type_name_);
+  post_hooks_.emplace_back(next_hook_id(), std::move(hook));
+  return post_hooks_.back().first;
+}
+
+void Module::remove_hook(uint64_t id) {
+  std::erase_if(pre_hooks_, [id](const auto& h) { return h.first == id; });
+  std::erase_if(post_hooks_, [id](const auto& h) { return h.first == id; });
+}
+
+ModulePtr Module::get_submodule(const std::string& path) const {
+  const size_t dot = path.find('.');
+  const std::string head = path.substr(0, dot);
+  for (const auto& [n, c] : children_)
+    if (n == head) return dot == std::string::npos ? c : c->get_submodule(path.substr(dot + 1));
+  return nullptr;
+}
+
+void Module::replace_child(const std::string& path, ModulePtr module) {
+  INGOT_CHECK(module != nullptr, "{}: replace_child('{}'): the new module is null", type_name_, path);
+  const size_t dot = path.rfind('.');
+  Module* parent = this;
+  if (dot != std::string::npos) {
+    const ModulePtr p = get_submodule(path.substr(0, dot));
+    INGOT_CHECK(p != nullptr, "{}: replace_child: no module '{}'", type_name_, path.substr(0, dot));
+    parent = p.get();
+  }
+  const std::string name = dot == std::string::npos ? path : path.substr(dot + 1);
+  for (auto& [n, c] : parent->children_)
+    if (n == name) {
+      c = std::move(module);
+      return;
+    }
+  std::vector<std::string> names;
+  for (const auto& [n, c] : parent->children_) names.push_back(n);
+  throw Error(fmt::format("{}: replace_child: no child '{}' (children: {})", type_name_, path, fmt::join(names, ", ")));
 }
 
 Tensor Module::tensor(const std::string& name) const {

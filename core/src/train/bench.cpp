@@ -64,7 +64,7 @@ Shape batched(int64_t batch, const Shape& sample) {
 /// One optimizer step on one batch; returns the loss (reading it waits for the step's work).
 double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, const nn::Loss& loss_fn) {
   ProfileScope phase("forward", "step");
-  const Tensor loss = loss_fn(model.forward(x), y);
+  const Tensor loss = loss_fn(model(x), y);
   phase.next("backward");
   loss.backward();
   const double value = loss.item();
@@ -75,7 +75,7 @@ double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, con
 }
 
 /// A forward whose result is brought to the strided layout a caller would read.
-void infer(nn::Module& model, const Tensor& x) { (void)model.forward(x).strided(); }
+void infer(nn::Module& model, const Tensor& x) { (void)model(x).strided(); }
 
 /// Milliseconds since `t0` once the device's queued work is done (ops on an accelerator return
 /// before they finish).

@@ -23,7 +23,7 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   loader.begin_epoch(0);
   DeviceFeeder feeder(loader, model.device(), 2);
   while (auto batch = feeder.next()) {
-    const Tensor logits = model.forward(batch->inputs);
+    const Tensor logits = model(batch->inputs);
     loss_sum += loss_fn.fn(logits, batch->targets, nn::Reduction::Sum).item();
     r.confusion.add(logits, batch->targets);
     r.samples += batch->targets.numel();

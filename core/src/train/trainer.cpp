@@ -64,9 +64,14 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   data::DataLoader& loader = *ctx.loader;
   const std::vector<Tensor> params = model.parameters();
   const double micro_scale = 1.0 / static_cast<double>(config.accumulate);
+  TrainState state{model, opt, position};
+  const auto each = [&ctx](auto&& fn) {
+    for (TrainCallback* cb : ctx.callbacks) fn(*cb);
+  };
 
   while (position.epoch < plan.epochs && position.step < plan.total_steps) {
     const int64_t epoch = position.epoch;
+    state.epoch = epoch;
     loader.begin_epoch(epoch, position.batch);
     DeviceFeeder feeder(loader, model.device(), ctx.prefetch);
     if (ctx.progress) ctx.progress->start_epoch(epoch + 1, plan.epochs, plan.batches_per_epoch);
@@ -79,11 +84,16 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     bool stop = false;
     while (auto batch = next_batch(feeder)) {
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
+      state.lr = lr;
+      each([&](TrainCallback& cb) { cb.on_step_begin(state, *batch); });
       ProfileScope phase("forward", "step");
-      const Tensor logits = model.forward(batch->inputs);
-      const Tensor loss = config.loss(logits, batch->targets);
+      const Tensor logits = model(batch->inputs);
+      Tensor loss = config.loss(logits, batch->targets);
+      for (TrainCallback* cb : ctx.callbacks)
+        if (const Tensor extra = cb->extra_loss(state, *batch, logits, loss); extra.defined()) loss = loss + extra;
       phase.next("backward");
       (config.accumulate > 1 ? loss * micro_scale : loss).backward();
+      each([&](TrainCallback& cb) { cb.after_backward(state); });
       const double value = loss.item();
       phase.end();
       group_loss += value;
@@ -98,10 +108,12 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       if (micro < config.accumulate && !last_of_epoch) continue;
       // One optimizer step over the group's accumulated gradients.
       phase.next("optimizer");
+      each([&](TrainCallback& cb) { cb.before_optimizer_step(state); });
       double grad_norm = -1.0;
       if (config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(params, *config.clip_grad_norm);
       if (config.clip_grad_value) optim::clip_grad_value_(params, *config.clip_grad_value);
       opt.step();
+      each([&](TrainCallback& cb) { cb.after_optimizer_step(state); });
       opt.zero_grad();
       phase.end();
       ++position.step;
@@ -132,6 +144,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       loader.stop();
       if (position.step >= plan.total_steps) {  // a `steps:` budget ending mid-epoch
         if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
+        each([&](TrainCallback& cb) { cb.on_epoch_end(state); });
         return TrainStatus::Finished;
       }
       return TrainStatus::Interrupted;
@@ -145,6 +158,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       ctx.metrics->log(r);
     }
     if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
+    each([&](TrainCallback& cb) { cb.on_epoch_end(state); });
     if (stop && interrupted()) return TrainStatus::Interrupted;
   }
   return TrainStatus::Finished;

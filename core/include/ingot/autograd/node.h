@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ingot/tensor/tensor.h"
@@ -50,8 +52,13 @@ class Node {
 };
 
 /// Autograd state of one tensor handle's impl.
+/// Called on a leaf right after a backward pass added to its .grad (torch's
+/// register_post_accumulate_grad_hook): where data-parallel training starts reducing a bucket.
+using PostAccumulateGradHook = std::function<void(const Tensor& leaf)>;
+
 struct AutogradMeta {
   bool requires_grad = false;
+  std::vector<std::pair<uint64_t, PostAccumulateGradHook>> post_accumulate_hooks;
   Tensor grad;                          ///< accumulated gradient (leaves and retain_grad)
   std::shared_ptr<Node> grad_fn;        ///< producer; null for a leaf
   int output_nr = 0;                    ///< which output of grad_fn this tensor is

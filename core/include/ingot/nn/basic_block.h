@@ -10,6 +10,7 @@
 #include "ingot/nn/batch_norm.h"
 #include "ingot/nn/conv2d.h"
 #include "ingot/nn/sequential.h"
+#include "ingot/ops/linalg.h"
 #include "ingot/ops/random.h"
 
 namespace ingot::nn {
@@ -22,13 +23,14 @@ class BasicBlock : public Module {
   std::string extra_repr() const override;
 
   /// True when the shortcut is a 1x1 conv + BN (stride != 1 or in != out).
-  bool has_projection() const { return shortcut_ != nullptr; }
+  bool has_projection() const { return get_submodule("shortcut") != nullptr; }
 
  private:
+  /// conv -> bn -> act on x, fused when both are the plain layers (after replace_child they may
+  /// be anything: then each runs through its own operator()).
+  Tensor branch(const char* conv, const char* bn, Activation act, const Tensor& x) const;
+
   int64_t in_, out_, stride_;
-  std::shared_ptr<Conv2d> conv1_, conv2_;
-  std::shared_ptr<BatchNorm2d> bn1_, bn2_;
-  std::shared_ptr<Sequential> shortcut_;
 };
 
 }  // namespace ingot::nn

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +23,12 @@ using StateDict = NamedTensors;
 class Module;
 using ModulePtr = std::shared_ptr<Module>;
 
+/// Runs before forward with the input; a returned tensor replaces the input (torch's
+/// register_forward_pre_hook).
+using ForwardPreHook = std::function<std::optional<Tensor>(Module& module, const Tensor& input)>;
+/// Runs after forward; a returned tensor replaces the output (torch's register_forward_hook).
+using ForwardHook = std::function<std::optional<Tensor>(Module& module, const Tensor& input, const Tensor& output)>;
+
 /// Base of every layer. Subclasses register their tensors and children in the constructor and
 /// override forward(); layers whose output shape depends on the input override output_shape().
 class Module {
@@ -32,7 +40,16 @@ class Module {
 
   /// The layer's computation; the base throws (a container without a forward).
   virtual Tensor forward(const Tensor& x);
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  /// forward with the hooks around it (torch's __call__). Containers call their children this
+  /// way, so a hook on any layer sees it run.
+  Tensor operator()(const Tensor& x);
+
+  // ---- hooks (ids are unique in the process; removing an unknown id is a no-op) ----
+  uint64_t register_forward_pre_hook(ForwardPreHook hook);
+  uint64_t register_forward_hook(ForwardHook hook);
+  void remove_hook(uint64_t id);
+  /// Whether any hook is registered here (fusion leaves such a layer to run on its own).
+  bool has_hooks() const { return !pre_hooks_.empty() || !post_hooks_.empty(); }
 
   /// Output shape for an input of shape `input` (batch dim included), without computing; throws
   /// ShapeError naming the layer when the input does not fit. The base returns `input`.
@@ -63,6 +80,12 @@ class Module {
   std::vector<ModulePtr> children() const;
   /// This module (named `prefix`) and every descendant, depth first, as non-owning pointers.
   std::vector<std::pair<std::string, Module*>> named_modules(const std::string& prefix = "");
+  /// The child at dotted path `path` ("layer1.0.conv1"); null when there is none.
+  ModulePtr get_submodule(const std::string& path) const;
+  /// Replaces the child at dotted path `path` by `module` (same name and position, so state_dict
+  /// names keep their order): how quantization swaps a Linear for its int8 version and pruning a
+  /// layer for a smaller one. Throws when there is no such child.
+  void replace_child(const std::string& path, ModulePtr module);
   /// Total element count of the parameters.
   int64_t num_parameters() const;
 
@@ -112,6 +135,8 @@ class Module {
   NamedTensors params_;
   NamedTensors buffers_;
   std::vector<std::pair<std::string, ModulePtr>> children_;
+  std::vector<std::pair<uint64_t, ForwardPreHook>> pre_hooks_;
+  std::vector<std::pair<uint64_t, ForwardHook>> post_hooks_;
 };
 
 /// "True" / "False", as torch prints booleans in repr.

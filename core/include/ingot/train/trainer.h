@@ -10,6 +10,7 @@
 #include "ingot/nn/module.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer.h"
+#include "ingot/train/callback.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/metrics_log.h"
 #include "ingot/train/progress_bar.h"
@@ -27,6 +28,7 @@ struct TrainContext {
   MetricsLog* metrics = nullptr;  ///< may be null
   ProgressBar* progress = nullptr;  ///< may be null
   int prefetch = 2;  ///< batches queued to the model's device ahead of use (data.prefetch)
+  std::vector<TrainCallback*> callbacks;  ///< run in this order at each point of the loop
 };
 
 /// Sizes derived from the config and the loader.

@@ -1,0 +1,25 @@
+// Post-accumulate-grad hooks, kept in the leaf's autograd metadata.
+#include "ingot/autograd/hooks.h"
+
+#include <atomic>
+
+#include "record.h"
+
+namespace ingot::autograd {
+
+uint64_t register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook) {
+  INGOT_CHECK(leaf.defined() && leaf.requires_grad() && leaf.is_leaf(),
+              "register_post_accumulate_grad_hook: the tensor must be a leaf that requires grad (a parameter)");
+  INGOT_CHECK(hook != nullptr, "register_post_accumulate_grad_hook: the hook is empty");
+  static std::atomic<uint64_t> next{0};
+  const uint64_t id = ++next;
+  meta_of(leaf).post_accumulate_hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
+void remove_post_accumulate_grad_hook(const Tensor& leaf, uint64_t id) {
+  if (!leaf.defined() || leaf.impl().autograd == nullptr) return;
+  std::erase_if(leaf.impl().autograd->post_accumulate_hooks, [id](const auto& h) { return h.first == id; });
+}
+
+}  // namespace ingot::autograd
