@@ -57,7 +57,9 @@ TEST_CASE("loss registry: errors name the line, the key and the valid choices", 
   REQUIRE_THROWS_WITH(from_yaml("{type: cross_entropi}"),
                       Catch::Contains("loss.yaml:1: unknown loss type 'cross_entropi' (did you mean 'cross_entropy'?)") &&
                           Catch::Contains("known: bce_with_logits, cross_entropy"));
-  REQUIRE_THROWS_WITH(from_yaml("{type: mse, label_smoothing: 0.1}"), Catch::Contains("unknown key 'label_smoothing'"));
+  REQUIRE_THROWS_WITH(from_yaml("{type: mse, label_smoothing: 0.1}"),
+                      Catch::Contains("'train.loss.label_smoothing' does not apply to type 'mse' (it is cross_entropy's)"));
+  REQUIRE_THROWS_WITH(from_yaml("{type: mse, one_hott: true}"), Catch::Contains("unknown key 'one_hott'"));
   REQUIRE_THROWS_WITH(from_yaml("{type: cross_entropy, reduction: batchmean}"), Catch::Contains("reduction"));
   REQUIRE_THROWS_WITH(from_yaml("[mse]"), Catch::Contains("expected a map with 'type:'"));
 }

@@ -8,18 +8,9 @@
 #include "ingot/optim/sgd.h"
 #include "ingot/runtime/error.h"
 
+#include <fmt/ranges.h>
+
 namespace ingot::optim {
-
-namespace {
-
-const std::vector<std::string> kSgdKeys = {"momentum", "dampening", "nesterov"};
-const std::vector<std::string> kAdamKeys = {"betas", "eps", "amsgrad"};
-
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-}  // namespace
 
 std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split) {
   GroupSpec decay, no_decay;
@@ -34,67 +25,108 @@ std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split) {
   return groups;
 }
 
-config::Schema optimizer_schema() {
+namespace {
+
+/// The keys every optimizer type takes.
+config::Schema common_keys() {
   config::Schema s;
-  s.string("type", true, {"sgd", "adam", "adamw"});
   s.number("lr", 0.0);
   s.number("weight_decay", 0.0);
-  s.number("momentum", 0.0);
-  s.number("dampening", 0.0, 1.0);
-  s.boolean("nesterov");
-  s.add(config::Field{"betas", config::FieldType::List, false, {}, {}, {}, nullptr, "[beta1, beta2], each in [0, 1)"});
-  s.number("eps", 0.0);
-  s.boolean("amsgrad");
   s.boolean("no_decay_on_bias_and_norm");
   return s;
 }
 
+double num(const YAML::Node& node, const char* key, double fallback) {
+  return node[key] ? node[key].as<double>() : fallback;
+}
+bool flag(const YAML::Node& node, const char* key, bool fallback) {
+  return node[key] ? node[key].as<bool>() : fallback;
+}
+
+/// The parameter groups of `node`: decay / no-decay unless no_decay_on_bias_and_norm is false.
+std::vector<GroupSpec> groups_of(const YAML::Node& node, const NamedParams& params) {
+  return decay_groups(params, flag(node, "no_decay_on_bias_and_norm", true));
+}
+
+std::unique_ptr<Optimizer> make_sgd(const YAML::Node& node, const std::string&, const NamedParams& params) {
+  SgdOptions o;
+  o.lr = num(node, "lr", o.lr);
+  o.momentum = num(node, "momentum", o.momentum);
+  o.dampening = num(node, "dampening", o.dampening);
+  o.weight_decay = num(node, "weight_decay", o.weight_decay);
+  o.nesterov = flag(node, "nesterov", o.nesterov);
+  return std::make_unique<SGD>(groups_of(node, params), o);
+}
+
+/// Adam's and AdamW's options (they differ in the default weight decay and how it applies).
+AdamWOptions adam_options(const YAML::Node& node, const std::string& file, double weight_decay) {
+  AdamWOptions o;
+  o.weight_decay = weight_decay;
+  o.lr = num(node, "lr", o.lr);
+  o.eps = num(node, "eps", o.eps);
+  o.weight_decay = num(node, "weight_decay", o.weight_decay);
+  o.amsgrad = flag(node, "amsgrad", o.amsgrad);
+  if (const YAML::Node betas = node["betas"]) {
+    bool ok = betas.IsSequence() && betas.size() == 2;
+    for (size_t i = 0; ok && i < 2; ++i) {
+      double b = -1.0;
+      ok = YAML::convert<double>::decode(betas[i], b) && b >= 0.0 && b < 1.0;
+      (i == 0 ? o.beta1 : o.beta2) = b;
+    }
+    INGOT_CHECK_AS(ok, ConfigError, "{}: 'betas' must be a list of two numbers in [0, 1), like [0.9, 0.999]",
+                   config::where(file, betas));
+  }
+  return o;
+}
+
+config::Schema adam_keys() {
+  config::Schema s = common_keys();
+  s.add(config::Field{"betas", config::FieldType::List, false, {}, {}, {}, nullptr, "[beta1, beta2], each in [0, 1)"});
+  s.number("eps", 0.0);
+  s.boolean("amsgrad");
+  return s;
+}
+
+void add_builtins(OptimizerRegistry& r) {
+  config::Schema sgd = common_keys();
+  sgd.number("momentum", 0.0).number("dampening", 0.0, 1.0).boolean("nesterov");
+  r.add({"sgd", std::move(sgd), make_sgd, "torch.optim.SGD (momentum, dampening, nesterov)"});
+  r.add({"adam", adam_keys(),
+         [](const YAML::Node& node, const std::string& file, const NamedParams& params) -> std::unique_ptr<Optimizer> {
+           const AdamWOptions o = adam_options(node, file, AdamOptions{}.weight_decay);
+           return std::make_unique<Adam>(groups_of(node, params), static_cast<const AdamOptions&>(o));
+         },
+         "torch.optim.Adam (L2 weight decay added to the gradient)"});
+  r.add({"adamw", adam_keys(),
+         [](const YAML::Node& node, const std::string& file, const NamedParams& params) -> std::unique_ptr<Optimizer> {
+           return std::make_unique<AdamW>(groups_of(node, params), adam_options(node, file, AdamWOptions{}.weight_decay));
+         },
+         "torch.optim.AdamW (decoupled weight decay)"});
+}
+
+}  // namespace
+
+OptimizerRegistry& optimizer_registry() {
+  static OptimizerRegistry* registry = [] {
+    auto* r = new OptimizerRegistry("optimizer");
+    add_builtins(*r);
+    return r;
+  }();
+  return *registry;
+}
+
 std::unique_ptr<Optimizer> make_optimizer(const YAML::Node& node, const NamedParams& params, const std::string& file,
                                           const std::string& path) {
-  INGOT_CHECK_AS(node && node.IsMap(), ConfigError, "{}: '{}' must be a map with at least 'type: sgd|adam|adamw'",
-                 config::where(file, node), path);
-  optimizer_schema().validate(node, file, path);
-  const std::string type = node["type"].as<std::string>();
-  const std::vector<std::string>& foreign = type == "sgd" ? kAdamKeys : kSgdKeys;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    INGOT_CHECK_AS(!contains(foreign, key), ConfigError, "{}: '{}.{}' does not apply to type '{}' (it is {}'s)",
-                   config::where(file, kv.first), path, key, type, type == "sgd" ? "adam / adamw" : "sgd");
-  }
-  auto num = [&](const char* key, double fallback) { return node[key] ? node[key].as<double>() : fallback; };
-  auto flag = [&](const char* key, bool fallback) { return node[key] ? node[key].as<bool>() : fallback; };
-  const std::vector<GroupSpec> groups = decay_groups(params, flag("no_decay_on_bias_and_norm", true));
-  INGOT_CHECK_AS(!groups.empty(), ConfigError, "{}: '{}': the model has no parameters to optimize",
+  INGOT_CHECK_AS(node && node.IsMap(), ConfigError, "{}: '{}' must be a map with at least 'type:' ({})",
+                 config::where(file, node), path, fmt::join(optimizer_registry().types(), " | "));
+  INGOT_CHECK_AS(!decay_groups(params).empty(), ConfigError, "{}: '{}': the model has no parameters to optimize",
                  config::where(file, node), path);
   try {
-    if (type == "sgd") {
-      SgdOptions o;
-      o.lr = num("lr", o.lr);
-      o.momentum = num("momentum", o.momentum);
-      o.dampening = num("dampening", o.dampening);
-      o.weight_decay = num("weight_decay", o.weight_decay);
-      o.nesterov = flag("nesterov", o.nesterov);
-      return std::make_unique<SGD>(groups, o);
-    }
-    AdamWOptions o;
-    if (type == "adam") o.weight_decay = AdamOptions{}.weight_decay;
-    o.lr = num("lr", o.lr);
-    o.eps = num("eps", o.eps);
-    o.weight_decay = num("weight_decay", o.weight_decay);
-    o.amsgrad = flag("amsgrad", o.amsgrad);
-    if (const YAML::Node betas = node["betas"]) {
-      bool ok = betas.size() == 2;
-      for (size_t i = 0; ok && i < 2; ++i) {
-        double b = -1.0;
-        ok = YAML::convert<double>::decode(betas[i], b) && b >= 0.0 && b < 1.0;
-        (i == 0 ? o.beta1 : o.beta2) = b;
-      }
-      INGOT_CHECK_AS(ok, ConfigError, "{}: '{}.betas' must be a list of two numbers in [0, 1), like [0.9, 0.999]",
-                     config::where(file, betas), path);
-    }
-    if (type == "adam") return std::make_unique<Adam>(groups, static_cast<const AdamOptions&>(o));
-    return std::make_unique<AdamW>(groups, o);
-  } catch (const ConfigError& e) {  // option checks of the optimizer itself (nesterov without momentum, ...)
+    return optimizer_registry().make(node, file, path, params);
+  } catch (const Error& e) {
+    // Config errors already name their line; the optimizer's own option checks (nesterov without
+    // momentum, ...) do not know the file.
+    if (dynamic_cast<const ConfigError*>(&e) != nullptr && std::string(e.what()).rfind(file, 0) == 0) throw;
     throw ConfigError(fmt::format("{}: '{}': {}", config::where(file, node), path, e.what()));
   }
 }

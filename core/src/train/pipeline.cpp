@@ -147,7 +147,8 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     YAML::Node resolved = YAML::Clone(cfg.root());
     resolved["data"] = data::data_config_yaml(data_cfg);
     resolved["train"]["loss"] = train_cfg.loss.resolved;
-    resolved["train"]["optimizer"] = optim::optimizer_to_yaml(*optimizer, true);
+    const YAML::Node split = train_cfg.optimizer["no_decay_on_bias_and_norm"];
+    resolved["train"]["optimizer"] = optim::optimizer_to_yaml(*optimizer, !split || split.as<bool>());
     resolved["train"]["scheduler"] = schedule->to_yaml();
     resolved["resolved"]["threads"] = num_threads();
     resolved["resolved"]["device"] = backends.device.str();

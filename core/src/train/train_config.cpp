@@ -20,7 +20,7 @@ config::Schema train_schema() {
       .integer("log_every", 1, 1e9)
       .integer("checkpoint_every", 1, 100000)
       .boolean("eval_every_epoch")
-      .section("optimizer", optim::optimizer_schema())
+      .any("optimizer")
       .section("scheduler", optim::scheduler_schema());
   return s;
 }

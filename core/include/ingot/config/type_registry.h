@@ -18,11 +18,12 @@
 namespace ingot::config {
 
 /// Types of one kind (`what`: "loss", "stage", ...), each with its schema and its factory
-/// `make(node, file)` returning a Product.
-template <class Product>
+/// `make(node, file, args...)` returning a Product; `Args` carry what a kind needs beyond its
+/// config (a layer's input shape and generators, an optimizer's parameters).
+template <class Product, class... Args>
 class TypeRegistry {
  public:
-  using Factory = std::function<Product(const YAML::Node& node, const std::string& file)>;
+  using Factory = std::function<Product(const YAML::Node& node, const std::string& file, Args... args)>;
   struct Entry {
     std::string type;
     Schema schema;  ///< every key of the type's section except `type` itself
@@ -54,15 +55,16 @@ class TypeRegistry {
                                   fmt::join(known, ", ")));
   }
   /// Checks `node` (a map with `type:`, or a bare type name) against its type's schema and builds it.
-  Product make(const YAML::Node& node, const std::string& file, const std::string& path) const {
+  Product make(const YAML::Node& node, const std::string& file, const std::string& path, Args... args) const {
     // (a YAML::Node handle assigned to changes the node it refers to: build a fresh one instead)
     const YAML::Node map = node.IsScalar() ? type_only(node.as<std::string>()) : node;
     if (!map.IsMap() || !map["type"])
       throw ConfigError(fmt::format("{}: {}: expected a map with 'type:' (one of {})", where(file, node), path,
                                     fmt::join(types(), ", ")));
     const Entry& e = get(map["type"].as<std::string>(), file, map["type"]);
+    check_foreign_keys(e, map, file, path);
     e.schema.validate(map, file, path);
-    return e.make(map, file);
+    return e.make(map, file, std::forward<Args>(args)...);
   }
   /// Registered type names, sorted.
   std::vector<std::string> types() const {
@@ -74,6 +76,23 @@ class TypeRegistry {
   const std::string& what() const { return what_; }
 
  private:
+  /// A key this type lacks but another type of the kind has: "'momentum' does not apply to type
+  /// 'adam' (it is sgd's)", clearer than "unknown key".
+  void check_foreign_keys(const Entry& e, const YAML::Node& map, const std::string& file,
+                          const std::string& path) const {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) continue;
+      const std::string key = it->first.Scalar();
+      if (e.schema.find(key) != nullptr) continue;
+      std::vector<std::string> owners;
+      for (const auto& [name, other] : entries_)
+        if (other.schema.find(key) != nullptr) owners.push_back(name);
+      if (!owners.empty())
+        throw ConfigError(fmt::format("{}: '{}.{}' does not apply to type '{}' (it is {}'s)", where(file, it->first),
+                                      path, key, e.type, fmt::join(owners, " / ")));
+    }
+  }
+
   static YAML::Node type_only(const std::string& type) {
     YAML::Node m(YAML::NodeType::Map);
     m["type"] = type;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "ingot/config/schema.h"
+#include "ingot/config/type_registry.h"
 #include "ingot/optim/optimizer.h"
 
 namespace ingot::optim {
@@ -22,10 +22,11 @@ using NamedParams = std::vector<std::pair<std::string, Tensor>>;
 /// norm weights and biases), dropping empty groups. Disabled (`split` false): one group.
 std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split = true);
 
-/// The keys of `train.optimizer:`: type (sgd | adam | adamw, required), lr, weight_decay,
-/// momentum, dampening, nesterov (sgd), betas [b1, b2], eps, amsgrad (adam, adamw),
-/// no_decay_on_bias_and_norm (bool, default true). Defaults are torch's.
-config::Schema optimizer_schema();
+/// Optimizers by `type:` (sgd, adam, adamw and any an extension adds), each with its own keys
+/// besides the common lr, weight_decay and no_decay_on_bias_and_norm (default true). Defaults
+/// are torch's.
+using OptimizerRegistry = config::TypeRegistry<std::unique_ptr<Optimizer>, const NamedParams&>;
+OptimizerRegistry& optimizer_registry();
 
 /// Builds the optimizer of a `train.optimizer:` map over `params`. Throws ConfigError
 /// "FILE:LINE: ..." naming the key (a key of another type, a bad betas list, nesterov without
