@@ -17,6 +17,7 @@
 #include "ingot/nn/flatten.h"
 #include "ingot/nn/layer_norm.h"
 #include "ingot/nn/linear.h"
+#include "ingot/nn/layer_registry.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/nn/pooling.h"
 
@@ -26,6 +27,7 @@ namespace {
 
 using config::Schema;
 
+/// One entry's config and context, with typed readers of its keys.
 struct Entry {
   const YAML::Node& node;
   const std::string& file;
@@ -33,6 +35,9 @@ struct Entry {
   const std::optional<Shape>& input;
   Generator& gen;
   Generator* dropout_gen;
+
+  Entry(const YAML::Node& n, const std::string& f, const LayerContext& c)
+      : node(n), file(f), path(c.path), input(c.input), gen(c.gen), dropout_gen(c.dropout_gen) {}
 
   bool has(const char* key) const { return node.IsMap() && node[key].IsDefined() && !node[key].IsNull(); }
   int64_t i(const char* key, int64_t fallback) const { return has(key) ? node[key].as<int64_t>() : fallback; }
@@ -60,13 +65,22 @@ Pool2dParams pool_params(const Entry& e, bool avg) {
   return p;
 }
 
-struct LayerType {
-  std::function<void(Schema&)> keys;
-  std::function<ModulePtr(const Entry&)> make;
-};
+/// Registers a built-in layer: `keys` declares its keys, `make` builds it from an Entry.
+void add(LayerRegistry& r, const std::string& type, const std::function<void(Schema&)>& keys,
+         const std::function<ModulePtr(const Entry&)>& make) {
+  Schema s;
+  keys(s);
+  r.add({type, std::move(s),
+         [make](const YAML::Node& node, const std::string& file, const LayerContext& ctx) {
+           return make(Entry(node, file, ctx));
+         },
+         ""});
+}
 
-const std::map<std::string, LayerType>& registry() {
-  static const std::map<std::string, LayerType> types = {
+using LayerType = std::pair<std::function<void(Schema&)>, std::function<ModulePtr(const Entry&)>>;
+
+void add_builtins(LayerRegistry& r) {
+  const std::vector<std::pair<std::string, LayerType>> types = {
       {"linear",
        {[](Schema& s) { s.integer("in", 1, {}, true).integer("out", 1, {}, true).boolean("bias"); },
         [](const Entry& e) {
@@ -141,7 +155,7 @@ const std::map<std::string, LayerType>& registry() {
           return std::make_shared<BasicBlock>(e.i("in", 0), e.i("out", 0), e.i("stride", 1), &e.gen);
         }}},
   };
-  return types;
+  for (const auto& [name, t] : types) add(r, name, t.first, t.second);
 }
 
 }  // namespace
@@ -157,8 +171,8 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
     throw ConfigError(fmt::format("{}: {} must be a layer type name or a map with 'type:' (one of {})",
                                   config::where(file, entry), path, fmt::join(layer_types(), ", ")));
   }
-  const auto it = registry().find(type);
-  if (it == registry().end()) {
+  const LayerRegistry& reg = layer_registry();
+  if (!reg.has(type)) {
     const YAML::Node at = entry.IsMap() ? entry["type"] : entry;
     const std::string hint = config::closest_match(type, layer_types());
     throw ConfigError(fmt::format("{}: {}: unknown layer type {}; {}", config::where(file, at), path,
@@ -166,9 +180,8 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
                                   hint.empty() ? fmt::format("valid types: {}", fmt::join(layer_types(), ", "))
                                                : fmt::format("did you mean '{}'?", hint)));
   }
-  Schema keys;
-  keys.string("type", true);
-  it->second.keys(keys);
+  const LayerRegistry::Entry& it = reg.get(type, file, entry);
+  const Schema& keys = it.schema;
   if (entry.IsMap()) {
     keys.validate(entry, file, path);
   } else {
@@ -182,7 +195,10 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
     }
   }
   try {
-    return it->second.make(Entry{entry, file, path, input, gen, dropout_gen});
+    // (a bare name gets a map of its own: assigning to a copy of `entry` would change the config)
+    YAML::Node bare(YAML::NodeType::Map);
+    bare["type"] = type;
+    return it.make(entry.IsMap() ? entry : bare, file, LayerContext{path, input, gen, dropout_gen});
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {  // a value the layer refuses (groups not dividing channels, ...)
@@ -194,13 +210,15 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
 
 namespace ingot::nn {
 
-const std::vector<std::string>& layer_types() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const auto& [name, t] : detail::registry()) n.push_back(name);
-    return n;
+LayerRegistry& layer_registry() {
+  static LayerRegistry* registry = [] {
+    auto* r = new LayerRegistry("layer");
+    detail::add_builtins(*r);
+    return r;
   }();
-  return names;
+  return *registry;
 }
+
+std::vector<std::string> layer_types() { return layer_registry().types(); }
 
 }  // namespace ingot::nn

@@ -19,7 +19,7 @@ namespace ingot::nn {
 config::Schema model_schema();
 
 /// The layer types a `layers:` entry may name.
-const std::vector<std::string>& layer_types();
+std::vector<std::string> layer_types();
 
 /// Builds the model of a `model:` section. Parameters are drawn from `gen`; Dropout layers draw
 /// their masks from `dropout_gen` (not owned, must outlive the model; the default generator
