@@ -37,7 +37,7 @@ Schema build_root_schema() {
   Field stages;
   stages.key = "stages";
   stages.type = FieldType::List;
-  stages.help = "train | evaluate | save, in order";
+  stages.help = "stage types (train, evaluate, save, ...) or {type: ..., keys}, run in order";
   root.add(stages);
   return root;
 }

@@ -28,13 +28,11 @@
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
+#include "ingot/train/pipeline_state.h"
 #include "ingot/train/train_config.h"
 
 namespace ingot::train {
 namespace {
-
-/// Dropout's stream, as in `ingot run` (pipeline.cpp), so both start from the same weights.
-constexpr uint64_t kDropoutStream = 0x9E3779B97F4A7C15ull;
 
 using Clock = std::chrono::steady_clock;
 
@@ -108,9 +106,10 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   if (!sel.note.empty()) log << sel.note << "\n";
 
   const data::DataConfig data_cfg = data::parse_data_config(cfg.node("data"), file);
+  // The same generators as `ingot run`, so both start from the same weights.
   Generator init_gen(seed);
-  Generator dropout_gen(seed ^ kDropoutStream);
-  const nn::ModulePtr model = nn::build_model(cfg.node("model"), file, init_gen, &dropout_gen);
+  Generator dropout_gen(seed ^ PipelineState::kDropoutStream);
+  const nn::ModulePtr model = build_model_on(cfg, Device::cpu(), init_gen, dropout_gen);
   const std::optional<Shape> sample = nn::model_input_shape(cfg.node("model"), file);
   if (!sample)
     throw ConfigError(fmt::format("{}: ingot bench needs model.input_shape (e.g. [1, 28, 28]) to make its inputs",
@@ -122,7 +121,6 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     throw ConfigError(fmt::format("{}: the model does not fit model.input_shape {}: {}", cfg.where("model"),
                                   sample->str(), e.what()));
   }
-  load_init_from(cfg, *model);
   if (!o.save_init.empty()) {
     io::save_safetensors(o.save_init, model->state_dict(), io::Metadata{{"format", "pt"}});
     log << fmt::format("initial weights: {}\n", o.save_init.string());

@@ -1,4 +1,4 @@
-// Schema and parsing of `train:` and `stages:`.
+// Schema and parsing of `train:`.
 #include "ingot/train/train_config.h"
 
 #include <fmt/format.h>
@@ -46,42 +46,6 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     c.optimizer["type"] = "adamw";
   }
   return c;
-}
-
-const char* stage_name(Stage stage) {
-  switch (stage) {
-    case Stage::Train:
-      return "train";
-    case Stage::Evaluate:
-      return "evaluate";
-    case Stage::Save:
-      return "save";
-  }
-  return "?";
-}
-
-std::vector<Stage> parse_stages(const YAML::Node& node, const std::string& file) {
-  if (!node || node.IsNull()) return {Stage::Train, Stage::Evaluate, Stage::Save};
-  if (!node.IsSequence())
-    throw ConfigError(fmt::format("{}: stages: expected a list of train | evaluate | save", config::where(file, node)));
-  const std::vector<std::string> names{"train", "evaluate", "save"};
-  std::vector<Stage> out;
-  for (const YAML::Node& item : node) {
-    const std::string name = item.IsScalar() ? item.as<std::string>() : "";
-    if (name == "train") {
-      out.push_back(Stage::Train);
-    } else if (name == "evaluate") {
-      out.push_back(Stage::Evaluate);
-    } else if (name == "save") {
-      out.push_back(Stage::Save);
-    } else {
-      const std::string hint = config::closest_match(name, names);
-      throw ConfigError(fmt::format("{}: stages: unknown stage {}{}; expected train, evaluate or save",
-                                    config::where(file, item), config::quote_value(name),
-                                    hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
-    }
-  }
-  return out;
 }
 
 }  // namespace ingot::train

@@ -61,7 +61,7 @@ class TypeRegistry {
     if (!map.IsMap() || !map["type"])
       throw ConfigError(fmt::format("{}: {}: expected a map with 'type:' (one of {})", where(file, node), path,
                                     fmt::join(types(), ", ")));
-    const Entry& e = get(map["type"].as<std::string>(), file, map["type"]);
+    const Entry& e = get(map["type"].as<std::string>(), file, node.IsScalar() ? node : map["type"]);
     check_foreign_keys(e, map, file, path);
     e.schema.validate(map, file, path);
     return e.make(map, file, std::forward<Args>(args)...);

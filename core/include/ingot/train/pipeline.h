@@ -1,6 +1,6 @@
 // A whole pipeline run (`ingot run`): builds data, model, optimizer and schedule from a config,
-// opens runs/<name>/, resumes from its latest checkpoint when asked, and runs the stages
-// (train, evaluate, save), writing metrics, checkpoints and a summary as it goes.
+// opens runs/<name>/, resumes from its latest checkpoint when asked, and runs the stages of the
+// stage registry in order (train, evaluate, save, ...), writing metrics, checkpoints and a summary.
 #pragma once
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
 #include "ingot/nn/module.h"
+#include "ingot/ops/random.h"
 
 namespace ingot::train {
 
@@ -27,6 +28,11 @@ int run_pipeline(const config::Config& config, const config::BackendSelection& b
 /// Loads the config's `init_from:` safetensors file (if any) into `model`, strictly; a state-dict
 /// mismatch is an InputError naming the config line and the file.
 void load_init_from(const config::Config& config, nn::Module& model);
+
+/// The config's model: built (weights from `init_gen`, dropout masks from `dropout_gen`), its
+/// `init_from:` weights loaded, moved to `device`. What `ingot run` and `ingot bench` share.
+nn::ModulePtr build_model_on(const config::Config& config, Device device, Generator& init_gen,
+                             Generator& dropout_gen);
 
 /// True when the config asks for a pipeline (data, model, train or stages) rather than only the
 /// smoke check of the backends.

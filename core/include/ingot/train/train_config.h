@@ -1,5 +1,5 @@
-// The `train:` and `stages:` sections of a pipeline config: how long to train, gradient
-// accumulation and clipping, the loss, logging and checkpoint cadence, and which stages run.
+// The `train:` section of a pipeline config: how long to train, gradient accumulation and
+// clipping, the loss, logging and checkpoint cadence, optimizer and schedule.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -34,13 +34,5 @@ config::Schema train_schema();
 
 /// Reads a validated `train:` node (undefined = the defaults with AdamW).
 TrainConfig parse_train_config(const YAML::Node& node, const std::string& file);
-
-/// The stages a pipeline runs, in order.
-enum class Stage { Train, Evaluate, Save };
-
-/// `stages:` — a list of train | evaluate | save; absent = all three in that order. Throws
-/// ConfigError "FILE:LINE: ..." for an unknown stage, suggesting the closest.
-std::vector<Stage> parse_stages(const YAML::Node& node, const std::string& file);
-const char* stage_name(Stage stage);
 
 }  // namespace ingot::train

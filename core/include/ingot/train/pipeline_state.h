@@ -1,0 +1,75 @@
+// PipelineState: what one `ingot run` shares between its stages — the objects the config built
+// (data, model, optimizer, schedule, loss), the run folder and its metrics, where training stands,
+// the last evaluation, and the trainer callbacks that stages and extensions attach.
+#pragma once
+
+#include <cmath>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingot/config/config.h"
+#include "ingot/data/data_config.h"
+#include "ingot/nn/module.h"
+#include "ingot/ops/random.h"
+#include "ingot/optim/lr_schedule.h"
+#include "ingot/optim/optimizer.h"
+#include "ingot/train/callback.h"
+#include "ingot/train/evaluate.h"
+#include "ingot/train/metrics_log.h"
+#include "ingot/train/progress_bar.h"
+#include "ingot/train/run_dir.h"
+#include "ingot/train/stage.h"
+#include "ingot/train/train_config.h"
+#include "ingot/train/trainer.h"
+
+namespace ingot::train {
+
+struct PipelineState {
+  PipelineState(const config::Config& config, std::ostream& output, uint64_t run_seed)
+      : cfg(config), out(output), seed(run_seed), init_gen(run_seed), dropout_gen(run_seed ^ kDropoutStream) {}
+  PipelineState(const PipelineState&) = delete;
+  PipelineState& operator=(const PipelineState&) = delete;
+
+  /// Dropout masks draw from a stream of their own, so the initial weights do not depend on them.
+  static constexpr uint64_t kDropoutStream = 0x9E3779B97F4A7C15ull;
+
+  const config::Config& cfg;
+  std::ostream& out;
+  uint64_t seed;
+  Generator init_gen;
+  Generator dropout_gen;  ///< Dropout layers hold a pointer to it: the state never moves
+
+  data::DataConfig data;
+  TrainConfig train;
+  nn::ModulePtr model;
+  data::DataLoaders loaders;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<optim::LrSchedule> schedule;
+  TrainPlan plan;
+  std::vector<std::string> class_names;
+  std::vector<std::unique_ptr<PipelineStage>> stages;
+
+  std::optional<RunDir> run;
+  std::unique_ptr<MetricsLog> metrics;
+  std::unique_ptr<ProgressBar> progress;
+
+  TrainPosition position;
+  std::optional<EvalResult> last_eval;
+  int64_t last_eval_step = -1;  ///< position.step when last_eval was taken
+  double last_train_loss = std::nan("");
+  TrainStatus status = TrainStatus::Finished;
+  int exit_code = 0;
+
+  /// Callbacks of the trainer, in order (stages and extensions add theirs before training).
+  std::vector<std::unique_ptr<TrainCallback>> callbacks;
+
+  /// Saves a checkpoint of the current model and optimizer at `pos` as STEM.safetensors.
+  void save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos);
+  /// Evaluates the model on the test split (recording the result and its step).
+  const EvalResult& evaluate_now();
+};
+
+}  // namespace ingot::train

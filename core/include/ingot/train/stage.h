@@ -1,0 +1,36 @@
+// Pipeline stages by `type:` (the `stages:` list): train, evaluate, save, and any an extension
+// plugin adds (quantize, prune, distill, export, ...). Stages run in the listed order on one
+// PipelineState.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingot/config/type_registry.h"
+
+namespace ingot::train {
+
+struct PipelineState;
+
+class PipelineStage {
+ public:
+  virtual ~PipelineStage() = default;
+  /// The stage's type name, as listed in `stages:`.
+  virtual std::string name() const = 0;
+  /// True for a stage that trains: the pipeline then keeps checkpoints and resumes into it.
+  virtual bool trains() const { return false; }
+  /// Runs the stage; false stops the pipeline (training interrupted by a signal).
+  virtual bool run(PipelineState& state) = 0;
+};
+
+using StageRegistry = config::TypeRegistry<std::unique_ptr<PipelineStage>>;
+
+/// The process's stage registry, built-ins included.
+StageRegistry& stage_registry();
+
+/// The `stages:` list: each entry a type name or a map with `type:` and that stage's keys;
+/// absent = train, evaluate, save.
+std::vector<std::unique_ptr<PipelineStage>> make_stages(const YAML::Node& node, const std::string& file);
+
+}  // namespace ingot::train

@@ -1,0 +1,128 @@
+// The built-in stages: train (the training loop with checkpoints per epoch and on a signal),
+// evaluate (test accuracy, loss and confusion matrix), save (model.safetensors).
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "ingot/io/safetensors.h"
+#include "ingot/train/interrupt.h"
+#include "ingot/train/pipeline_state.h"
+#include "ingot/train/stage.h"
+
+namespace ingot::train {
+namespace {
+
+std::string eval_line(const EvalResult& r) {
+  return fmt::format("evaluate: {} samples  accuracy {:.2f}%  loss {:.4f}  ({:.1f} s)", r.samples, 100.0 * r.accuracy,
+                     r.loss, r.seconds);
+}
+
+Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
+  Record rec("eval", epoch, step);
+  rec.set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples).set("time_s", r.seconds);
+  rec.set("confusion", RawJson{r.confusion.to_json()});
+  return rec;
+}
+
+class TrainStage final : public PipelineStage {
+ public:
+  std::string name() const override { return "train"; }
+  bool trains() const override { return true; }
+  bool run(PipelineState& s) override {
+    InterruptGuard guard("\ningot: stopping after the current step to save a checkpoint (Ctrl-C again stops now)\n");
+    TrainContext ctx{s.model.get(), s.optimizer.get(), s.schedule.get(), s.loaders.train.get(), &s.dropout_gen,
+                     s.metrics.get(), s.progress.get(), s.data.prefetch};
+    for (const auto& cb : s.callbacks) ctx.callbacks.push_back(cb.get());
+    const EpochEnd on_epoch_end = [&s](int64_t epoch, const TrainPosition& pos, double loss) {
+      s.last_train_loss = loss;
+      if (s.train.eval_every_epoch && pos.batch == 0) {
+        const EvalResult& r = s.evaluate_now();
+        s.progress->message(eval_line(r));
+        s.metrics->log(eval_record(r, epoch, pos.step));
+      }
+      const bool last = pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
+      if (last || epoch % s.train.checkpoint_every == 0) s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
+    };
+    s.status = train_loop(ctx, s.train, s.plan, s.position, on_epoch_end);
+    if (s.status != TrainStatus::Interrupted) return true;
+    s.save_checkpoint(s.run->step_checkpoint(s.position.step), s.position);
+    s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
+    s.out << fmt::format("interrupted at step {}: checkpoint saved; continue with: ingot run {} --resume\n",
+                         s.position.step, s.cfg.file());
+    return false;
+  }
+};
+
+class EvaluateStage final : public PipelineStage {
+ public:
+  std::string name() const override { return "evaluate"; }
+  bool run(PipelineState& s) override {
+    // The evaluation after the last epoch serves when nothing changed since; otherwise (a steps
+    // budget ending mid-epoch, no training) evaluate the weights as they are now.
+    const EvalResult& r =
+        s.last_eval && s.last_eval_step == s.position.step ? *s.last_eval : s.evaluate_now();
+    s.out << eval_line(r) << "\n" << r.confusion.table() << "\n";
+    s.metrics->log(eval_record(r, s.position.epoch, s.position.step));
+    return true;
+  }
+};
+
+class SaveStage final : public PipelineStage {
+ public:
+  std::string name() const override { return "save"; }
+  bool run(PipelineState& s) override {
+    const std::filesystem::path weights = s.run->path() / "model.safetensors";
+    io::save_safetensors(weights, s.model->state_dict(), io::Metadata{{"format", "pt"}});
+    s.out << fmt::format("save: weights in {} (torch.nn state_dict names)\n", weights.string());
+    return true;
+  }
+};
+
+template <class S>
+StageRegistry::Entry builtin(const std::string& type, const std::string& help) {
+  return {type, config::Schema(),
+          [](const YAML::Node&, const std::string&) -> std::unique_ptr<PipelineStage> { return std::make_unique<S>(); },
+          help};
+}
+
+}  // namespace
+
+StageRegistry& stage_registry() {
+  static StageRegistry* registry = [] {
+    auto* r = new StageRegistry("stage");
+    r->add(builtin<TrainStage>("train", "the training loop (train:), checkpoints per epoch and on a signal"));
+    r->add(builtin<EvaluateStage>("evaluate", "test accuracy, loss and confusion matrix"));
+    r->add(builtin<SaveStage>("save", "model.safetensors with torch.nn state_dict names"));
+    return r;
+  }();
+  return *registry;
+}
+
+std::vector<std::unique_ptr<PipelineStage>> make_stages(const YAML::Node& node, const std::string& file) {
+  std::vector<std::unique_ptr<PipelineStage>> out;
+  if (!node || node.IsNull()) {
+    for (const char* name : {"train", "evaluate", "save"})
+      out.push_back(stage_registry().make(YAML::Node(name), file, "stages"));
+    return out;
+  }
+  if (!node.IsSequence())
+    throw ConfigError(fmt::format("{}: stages: expected a list of stages ({})", config::where(file, node),
+                                  fmt::join(stage_registry().types(), " | ")));
+  for (size_t i = 0; i < node.size(); ++i)
+    out.push_back(stage_registry().make(node[i], file, fmt::format("stages[{}]", i)));
+  return out;
+}
+
+void PipelineState::save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos) {
+  Checkpoint c{pos, model->state_dict(), optimizer->state_dict()};
+  train::save_checkpoint(stem.string() + ".safetensors", c);
+  run->set_latest_checkpoint(stem);
+}
+
+const EvalResult& PipelineState::evaluate_now() {
+  last_eval = evaluate(*model, *loaders.test, class_names, &train.loss);
+  last_eval_step = position.step;
+  return *last_eval;
+}
+
+}  // namespace ingot::train
