@@ -18,6 +18,7 @@
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/threads.h"
+#include "ingot/train/callback_registry.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
@@ -97,6 +98,7 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->plan = make_train_plan(s->train, s->loaders.train->num_batches());
   s->schedule = optim::make_schedule(s->train.scheduler, file, s->plan.total_steps);
   s->class_names = class_names_for(s->data, s->loaders.test->dataset().num_classes());
+  s->callbacks = make_callbacks(s->train.callbacks, file);
   return s;
 }
 

@@ -21,6 +21,7 @@ config::Schema train_schema() {
       .integer("checkpoint_every", 1, 100000)
       .boolean("eval_every_epoch")
       .any("optimizer")
+      .any("callbacks")
       .section("scheduler", optim::scheduler_schema());
   return s;
 }
@@ -39,6 +40,7 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     // Only present keys: indexing a missing key gives an invalid node that throws when assigned.
     if (const YAML::Node o = node["optimizer"]) c.optimizer = o;
     if (const YAML::Node s = node["scheduler"]) c.scheduler = s;
+    if (const YAML::Node cb = node["callbacks"]) c.callbacks = cb;
   }
   c.loss = nn::make_loss(node && node.IsMap() ? node["loss"] : YAML::Node(), file);
   if (!c.optimizer || c.optimizer.IsNull()) {

@@ -17,6 +17,13 @@
 
 namespace ingot::config {
 
+/// Who is registering types now: "builtin", or the extension plugin whose register function runs
+/// (set by the extension loader), so each type can say where it came from.
+inline std::string& registering_origin() {
+  static std::string origin = "builtin";
+  return origin;
+}
+
 /// Types of one kind (`what`: "loss", "stage", ...), each with its schema and its factory
 /// `make(node, file, args...)` returning a Product; `Args` carry what a kind needs beyond its
 /// config (a layer's input shape and generators, an optimizer's parameters).
@@ -28,14 +35,15 @@ class TypeRegistry {
     std::string type;
     Schema schema;  ///< every key of the type's section except `type` itself
     Factory make;
-    std::string help;     ///< one line for listings
-    std::string origin = "builtin";  ///< "builtin" or the extension plugin that added it
+    std::string help;    ///< one line for listings
+    std::string origin;  ///< "builtin" or the extension plugin that added it ("" = who registers now)
   };
 
   explicit TypeRegistry(std::string what) : what_(std::move(what)) {}
 
   /// Adds a type; throws ConfigError when the name is taken (naming who took it).
   void add(Entry entry) {
+    if (entry.origin.empty()) entry.origin = registering_origin();
     if (auto it = entries_.find(entry.type); it != entries_.end())
       throw ConfigError(fmt::format("{} type '{}' from {} is already registered by {}", what_, entry.type, entry.origin,
                                     it->second.origin));

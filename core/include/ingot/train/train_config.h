@@ -26,6 +26,7 @@ struct TrainConfig {
   bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
   YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
   YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)
+  YAML::Node callbacks;                   ///< `train.callbacks` (make_callbacks)
 };
 
 /// Keys of `train:`: epochs, steps, accumulate, clip_grad_norm, clip_grad_value, loss

@@ -1,0 +1,24 @@
+// Registry: every registry an extension plugin can add types to, handed to its
+// ingot_extension_register. Built-in types are registered into the same registries.
+#pragma once
+
+#include "ingot/nn/layer_registry.h"
+#include "ingot/nn/loss_registry.h"
+#include "ingot/optim/optimizer_config.h"
+#include "ingot/train/callback_registry.h"
+#include "ingot/train/stage.h"
+
+namespace ingot {
+
+struct Registry {
+  nn::LayerRegistry& layers;              ///< model.layers entries
+  nn::LossRegistry& losses;               ///< train.loss
+  optim::OptimizerRegistry& optimizers;   ///< train.optimizer
+  train::StageRegistry& stages;           ///< stages:
+  train::CallbackRegistry& callbacks;     ///< train.callbacks
+
+  /// The process's registries.
+  static Registry process();
+};
+
+}  // namespace ingot

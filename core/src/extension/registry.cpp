@@ -1,0 +1,11 @@
+// The process's registries, gathered for extension plugins.
+#include "ingot/extension/registry.h"
+
+namespace ingot {
+
+Registry Registry::process() {
+  return Registry{nn::layer_registry(), nn::loss_registry(), optim::optimizer_registry(), train::stage_registry(),
+                  train::callback_registry()};
+}
+
+}  // namespace ingot
