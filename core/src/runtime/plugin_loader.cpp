@@ -3,6 +3,7 @@
 #include "ingot/runtime/plugin_loader.h"
 
 #include <boost/dll/shared_library.hpp>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -185,9 +186,20 @@ std::vector<std::string> PluginLoader::disabled_names() { return split(env_or_em
 
 std::vector<PluginFolder> PluginLoader::default_folders() {
   std::vector<PluginFolder> out;
-  out.push_back({INGOT_PLUGIN_BUILD_DIR, "build", false});
+  // The folder this libingot was loaded from: the build's lib folder, or <prefix>/lib once installed,
+  // wherever the prefix has been put. Only the build's own libingot searches the build's plugins,
+  // so an installed copy never picks up plugins from a build tree that happens to still exist.
+  fs::path lib_dir;
+  if (Dl_info info{}; dladdr(reinterpret_cast<const void*>(&PluginLoader::default_folders), &info) != 0 &&
+                      info.dli_fname != nullptr) {
+    lib_dir = fs::absolute(fs::path(info.dli_fname)).lexically_normal().parent_path();
+  }
+  std::error_code same_ec;
+  if (lib_dir.empty() || fs::equivalent(lib_dir, INGOT_LIB_BUILD_DIR, same_ec)) {
+    out.push_back({INGOT_PLUGIN_BUILD_DIR, "build", false});
+  }
   if (const std::string b = env_or_empty("INGOT_BUILD_DIR"); !b.empty()) out.push_back({b + "/plugins", "INGOT_BUILD_DIR", false});
-  out.push_back({INGOT_PLUGIN_INSTALL_DIR, "install", false});
+  if (!lib_dir.empty()) out.push_back({(lib_dir / "ingot" / "plugins").string(), "install", false});
   for (const std::string& dir : split(env_or_empty("INGOT_PLUGIN_PATH"), ':')) out.push_back({dir, "INGOT_PLUGIN_PATH", false});
   for (auto& f : out) {
     std::error_code ec;
