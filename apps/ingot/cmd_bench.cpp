@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "ingot/extension/extension_loader.h"
 #include "ingot/runtime/error.h"
 #include "ingot/train/bench.h"
 
@@ -49,6 +50,7 @@ int cmd_bench(const std::vector<std::string>& args) {
     o.profile_dir = vm.count("profile") ? vm["profile"].as<std::string>() : "ingot-profile";
   const bool json = vm["json"].as<bool>();
   std::ostream& log = json ? std::cerr : std::cout;
+  ExtensionLoader::instance().load_all();  // their types may appear in the config
   const train::BenchResult r = train::run_bench(o, log);
   if (json) {
     std::cout << r.to_json() << std::endl;

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "ingot/extension/extension_loader.h"
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
@@ -66,6 +67,24 @@ void print_verbose(const PluginLoader& loader) {
   }
 }
 
+/// Extension plugins: name, version, status; verbose adds their folders, files and added types.
+void print_extensions(const ExtensionLoader& loader, bool verbose) {
+  std::cout << "\nextension plugins:\n";
+  if (loader.records().empty()) std::cout << "  (none)\n";
+  for (const ExtensionRecord& r : loader.records()) {
+    std::cout << fmt::format("  {:<20} {:<8} {}\n", r.name, r.version.empty() ? "-" : r.version,
+                             r.available ? "available" : "unavailable: " + r.reason);
+    if (verbose) {
+      std::cout << fmt::format("    {}\n", r.path);
+      if (!r.added.empty()) std::cout << fmt::format("    adds: {}\n", fmt::join(r.added, ", "));
+    }
+  }
+  if (verbose) {
+    std::cout << "  searched folders (in order):\n";
+    for (const std::string& f : ExtensionLoader::default_folders()) std::cout << fmt::format("    {}\n", f);
+  }
+}
+
 }  // namespace
 
 int cmd_plugins(const std::vector<std::string>& args) {
@@ -82,6 +101,9 @@ int cmd_plugins(const std::vector<std::string>& args) {
   } else {
     print_table(loader.records());
   }
+  ExtensionLoader& extensions = ExtensionLoader::instance();
+  extensions.load_all();
+  print_extensions(extensions, vm.count("verbose") != 0);
   if (vm.count("verbose")) print_verbose(loader);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
+#include "ingot/extension/extension_loader.h"
 #include "ingot/ops/random.h"
 #include "ingot/runtime/error.h"
 #include "ingot/runtime/profiler.h"
@@ -37,6 +38,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (!vm.count("config"))
     throw ConfigError("usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR] [--profile[=DIR]]");
 
+  ExtensionLoader::instance().load_all();  // their types may appear in the config
   const config::Config cfg = config::Config::load(vm["config"].as<std::string>());
   if (auto threads = cfg.threads()) set_num_threads(*threads);
   if (auto seed = cfg.seed()) default_generator().manual_seed(static_cast<uint64_t>(*seed));

@@ -102,3 +102,15 @@ string(FIND "${out}" "\n  ${lib}/ingot/plugins/libingot_cpu_onednn.so\n    -> ac
 if(EXPECT_ONEDNN AND at EQUAL -1)
   message(FATAL_ERROR "cpu_onednn was not loaded from ${lib}/ingot/plugins")
 endif()
+
+# 4. An extension plugin built out of tree against the prefix (the example template), loaded by
+# the installed ingot through INGOT_EXTENSION_PATH.
+file(REMOVE_RECURSE ${WORK_DIR}/extension-build)
+run(out ${CMAKE_COMMAND} -S ${EXTENSION_DIR} -B ${WORK_DIR}/extension-build -G ${GENERATOR}
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher} -DCMAKE_PREFIX_PATH=${prefix})
+run(out ${CMAKE_COMMAND} --build ${WORK_DIR}/extension-build)
+run(out ${CMAKE_COMMAND} -E env INGOT_EXTENSION_PATH=${WORK_DIR}/extension-build ${prefix}/bin/ingot plugins --verbose)
+if(NOT out MATCHES "extension_template +0\\.1\\.0 +available" OR NOT out MATCHES "adds: callback lr_trace, loss huber")
+  message(FATAL_ERROR "the installed ingot did not load the extension built against the prefix:\n${out}")
+endif()
+message(STATUS "extension built against the prefix: loaded")

@@ -18,11 +18,9 @@
 namespace ingot::config {
 
 /// Who is registering types now: "builtin", or the extension plugin whose register function runs
-/// (set by the extension loader), so each type can say where it came from.
-inline std::string& registering_origin() {
-  static std::string origin = "builtin";
-  return origin;
-}
+/// (set by the extension loader), so each type can say where it came from. Defined in the core
+/// library, so an extension (built with hidden inline functions) reads the same value.
+std::string& registering_origin();
 
 /// Types of one kind (`what`: "loss", "stage", ...), each with its schema and its factory
 /// `make(node, file, args...)` returning a Product; `Args` carry what a kind needs beyond its
