@@ -1,6 +1,7 @@
 // The `data:` section: schema, parsing with defaults, resolved YAML, and the loader factory.
 #include "ingot/data/data_config.h"
 
+#include "ingot/data/dataset_registry.h"
 #include "ingot/data/fashion_mnist.h"
 
 namespace ingot::data {
@@ -41,15 +42,8 @@ config::Schema data_schema() {
   augment.section("random_crop", std::move(crop)).boolean("hflip");
   config::Schema normalize;
   normalize.any("mean").any("std");  // a number or a list: checked by parse_data_config
-  config::Schema synthetic;
-  synthetic.integer("size", 1, 1 << 30)
-      .integer("test_size", 1, 1 << 30)
-      .integer("channels", 1, 64)
-      .integer("height", 1, 4096)
-      .integer("width", 1, 4096)
-      .integer("classes", 1, 1 << 20);
   config::Schema data;
-  data.string("dataset", false, {"fashion_mnist", "synthetic"})
+  data.string("dataset", false, dataset_registry().types())
       .string("path")
       .integer("batch_size", 1, 1 << 20)
       .integer("eval_batch_size", 1, 1 << 20)
@@ -58,8 +52,10 @@ config::Schema data_schema() {
       .boolean("shuffle")
       .boolean("drop_last")
       .section("normalize", std::move(normalize))
-      .section("augment", std::move(augment))
-      .section("synthetic", std::move(synthetic));
+      .section("augment", std::move(augment));
+  // Each dataset type's own section, with its keys.
+  for (const auto& [type, entry] : dataset_registry().entries())
+    if (!entry.schema.fields().empty()) data.section(type, entry.schema);
   return data;
 }
 
@@ -67,6 +63,7 @@ DataConfig parse_data_config(const YAML::Node& node, const std::string& file) {
   DataConfig c;
   if (!node || node.IsNull()) return c;
   read_if(node, "dataset", c.dataset);
+  if (node.IsMap() && node[c.dataset]) c.section = node[c.dataset];
   read_if(node, "path", c.path);
   read_if(node, "batch_size", c.batch_size);
   read_if(node, "eval_batch_size", c.eval_batch_size);
@@ -148,21 +145,49 @@ YAML::Node data_config_yaml(const DataConfig& c) {
   return n;
 }
 
+namespace {
+
+void add_builtins(DatasetRegistry& r) {
+  r.add({"fashion_mnist", config::Schema(),
+         [](const YAML::Node&, const std::string&, const DataConfig& c, uint64_t) {
+           const std::string dir = c.path.empty() ? std::string(kFashionMnistDir) : c.path;
+           const Normalize norm = resolved_normalize(c);
+           return DatasetSplits{fashion_mnist(dir, "train", norm), fashion_mnist(dir, "test", norm),
+                                {kFashionMnistClasses.begin(), kFashionMnistClasses.end()}};
+         },
+         "Fashion-MNIST from Debian's dataset-fashion-mnist (data.path: another folder of the IDX files)"});
+  config::Schema synthetic;
+  synthetic.integer("size", 1, 1 << 30)
+      .integer("test_size", 1, 1 << 30)
+      .integer("channels", 1, 64)
+      .integer("height", 1, 4096)
+      .integer("width", 1, 4096)
+      .integer("classes", 1, 1 << 20);
+  r.add({"synthetic", std::move(synthetic),
+         [](const YAML::Node&, const std::string&, const DataConfig& c, uint64_t seed) {
+           SyntheticSpec test_spec = c.synthetic;
+           test_spec.size = c.synthetic_test_size;
+           return DatasetSplits{synthetic_dataset(c.synthetic, seed, 0), synthetic_dataset(test_spec, seed, 1), {}};
+         },
+         "per-class patterns plus noise, made in memory (data.synthetic: size, test_size, shape, classes)"});
+}
+
+}  // namespace
+
+DatasetRegistry& dataset_registry() {
+  static DatasetRegistry* registry = [] {
+    auto* r = new DatasetRegistry("dataset");
+    add_builtins(*r);
+    return r;
+  }();
+  return *registry;
+}
+
 DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed) {
-  std::shared_ptr<const Dataset> train, test;
-  if (c.dataset == "fashion_mnist") {
-    const std::string dir = c.path.empty() ? std::string(kFashionMnistDir) : c.path;
-    const Normalize norm = resolved_normalize(c);
-    train = fashion_mnist(dir, "train", norm);
-    test = fashion_mnist(dir, "test", norm);
-  } else if (c.dataset == "synthetic") {
-    SyntheticSpec test_spec = c.synthetic;
-    test_spec.size = c.synthetic_test_size;
-    train = synthetic_dataset(c.synthetic, seed, 0);
-    test = synthetic_dataset(test_spec, seed, 1);
-  } else {
-    throw ConfigError(fmt::format("data.dataset must be fashion_mnist or synthetic, got '{}'", c.dataset));
-  }
+  const DatasetRegistry::Entry& type = dataset_registry().get(c.dataset, "data.dataset", c.section);
+  const DatasetSplits splits = type.make(c.section, "data", c, seed);
+  const std::shared_ptr<const Dataset> train = splits.train, test = splits.test;
+  INGOT_CHECK_AS(train != nullptr && test != nullptr, InputError, "dataset '{}' gave no train or test split", c.dataset);
   LoaderOptions train_options;
   train_options.batch_size = c.batch_size;
   train_options.shuffle = c.shuffle;
@@ -177,7 +202,7 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed) {
   test_options.drop_last = false;
   test_options.augment = Augment{};
   return DataLoaders{std::make_unique<DataLoader>(train, train_options),
-                     std::make_unique<DataLoader>(test, test_options)};
+                     std::make_unique<DataLoader>(test, test_options), splits.class_names};
 }
 
 }  // namespace ingot::data

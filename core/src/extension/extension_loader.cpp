@@ -57,6 +57,7 @@ std::set<std::string> all_types() {
   add(r.optimizers);
   add(r.stages);
   add(r.callbacks);
+  add(r.datasets);
   return out;
 }
 

@@ -5,7 +5,7 @@ namespace ingot {
 
 Registry Registry::process() {
   return Registry{nn::layer_registry(), nn::loss_registry(), optim::optimizer_registry(), train::stage_registry(),
-                  train::callback_registry()};
+                  train::callback_registry(), data::dataset_registry()};
 }
 
 }  // namespace ingot

@@ -181,7 +181,8 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
                                                : fmt::format("did you mean '{}'?", hint)));
   }
   const LayerRegistry::Entry& it = reg.get(type, file, entry);
-  const Schema& keys = it.schema;
+  Schema keys = it.schema;
+  keys.string("type", true);
   if (entry.IsMap()) {
     keys.validate(entry, file, path);
   } else {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ingot/autograd/grad_mode.h"
+#include "ingot/data/fashion_mnist.h"
 #include "ingot/ops/reduce.h"
 #include "ingot/runtime/error.h"
 
@@ -25,7 +26,7 @@ ConfusionMatrix::ConfusionMatrix(int64_t num_classes, std::vector<std::string> c
 }
 
 ConfusionMatrix ConfusionMatrix::fashion_mnist() {
-  return ConfusionMatrix(10, std::vector<std::string>(kFashionMnistClasses.begin(), kFashionMnistClasses.end()));
+  return ConfusionMatrix(10, std::vector<std::string>(data::kFashionMnistClasses.begin(), data::kFashionMnistClasses.end()));
 }
 
 void ConfusionMatrix::add(const Tensor& logits, const Tensor& targets) {

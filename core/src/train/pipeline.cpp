@@ -27,12 +27,6 @@ namespace ingot::train {
 
 namespace {
 
-std::vector<std::string> class_names_for(const data::DataConfig& dc, int64_t classes) {
-  if (dc.dataset == "fashion_mnist" && classes == static_cast<int64_t>(kFashionMnistClasses.size()))
-    return {kFashionMnistClasses.begin(), kFashionMnistClasses.end()};
-  return {};
-}
-
 /// `node` as config.resolved.yaml holds it, without the `resolved:` block (threads, device and
 /// backends may change between a run and its resume; the rest may not).
 std::vector<std::string> config_lines(YAML::Node node) {
@@ -97,7 +91,7 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->optimizer = optim::make_optimizer(s->train.optimizer, s->model->named_parameters(), file);
   s->plan = make_train_plan(s->train, s->loaders.train->num_batches());
   s->schedule = optim::make_schedule(s->train.scheduler, file, s->plan.total_steps);
-  s->class_names = class_names_for(s->data, s->loaders.test->dataset().num_classes());
+  s->class_names = s->loaders.class_names;
   s->callbacks = make_callbacks(s->train.callbacks, file);
   return s;
 }

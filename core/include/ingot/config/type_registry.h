@@ -31,7 +31,7 @@ class TypeRegistry {
   using Factory = std::function<Product(const YAML::Node& node, const std::string& file, Args... args)>;
   struct Entry {
     std::string type;
-    Schema schema;  ///< every key of the type's section except `type` itself
+    Schema schema;  ///< the type's keys, `type` itself not included
     Factory make;
     std::string help;    ///< one line for listings
     std::string origin;  ///< "builtin" or the extension plugin that added it ("" = who registers now)
@@ -45,7 +45,6 @@ class TypeRegistry {
     if (auto it = entries_.find(entry.type); it != entries_.end())
       throw ConfigError(fmt::format("{} type '{}' from {} is already registered by {}", what_, entry.type, entry.origin,
                                     it->second.origin));
-    entry.schema.string("type", true);
     std::string key = entry.type;
     entries_.emplace(std::move(key), std::move(entry));
   }
@@ -69,7 +68,9 @@ class TypeRegistry {
                                     fmt::join(types(), ", ")));
     const Entry& e = get(map["type"].as<std::string>(), file, node.IsScalar() ? node : map["type"]);
     check_foreign_keys(e, map, file, path);
-    e.schema.validate(map, file, path);
+    Schema with_type = e.schema;
+    with_type.string("type", true);
+    with_type.validate(map, file, path);
     return e.make(map, file, std::forward<Args>(args)...);
   }
   /// Registered type names, sorted.

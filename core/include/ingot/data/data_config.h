@@ -18,7 +18,7 @@ namespace ingot::data {
 
 /// Everything `data:` can say, with its defaults (see data_schema() for the YAML keys).
 struct DataConfig {
-  std::string dataset = "fashion_mnist";  ///< fashion_mnist | synthetic
+  std::string dataset = "fashion_mnist";  ///< a type of the dataset registry
   std::string path;                       ///< fashion_mnist folder; "" = kFashionMnistDir
   int64_t batch_size = 64;
   int64_t eval_batch_size = 256;
@@ -30,15 +30,17 @@ struct DataConfig {
   Augment augment;              ///< training only
   SyntheticSpec synthetic;
   int64_t synthetic_test_size = 256;
+  YAML::Node section;  ///< `data.<dataset>:`, the dataset type's own keys (undefined when absent)
 };
 
 /// Keys of `data:`:
-///   dataset: fashion_mnist | synthetic     path: folder of the IDX files
+///   dataset: fashion_mnist | synthetic | an extension's     path: folder of the IDX files
 ///   batch_size, eval_batch_size, workers (0 = load on the training thread), prefetch,
 ///   shuffle, drop_last: bool
 ///   normalize: {mean: number or list, std: number or list}
 ///   augment: {random_crop: {padding: int}, hflip: bool}
-///   synthetic: {size, test_size, channels, height, width, classes}
+///   synthetic: {size, test_size, channels, height, width, classes}; generally `<dataset>:` holds
+///   the keys of that dataset type (dataset_registry)
 config::Schema data_schema();
 
 /// Reads a validated `data:` node (an undefined node gives the defaults). Throws ConfigError
@@ -55,6 +57,7 @@ YAML::Node data_config_yaml(const DataConfig& config);
 struct DataLoaders {
   std::unique_ptr<DataLoader> train;
   std::unique_ptr<DataLoader> test;
+  std::vector<std::string> class_names;  ///< the dataset's, for the confusion matrix
 };
 DataLoaders make_data_loaders(const DataConfig& config, uint64_t seed);
 

@@ -2,12 +2,18 @@
 // folder holding them, gzip-compressed or not), normalised once into an InMemoryDataset.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ingot/data/dataset.h"
 
 namespace ingot::data {
+
+/// Fashion-MNIST's classes in label order (0 = T-shirt/top ... 9 = Ankle boot).
+inline constexpr std::array<std::string_view, 10> kFashionMnistClasses = {
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 
 /// Where Debian's dataset-fashion-mnist installs the files.
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";

@@ -2,6 +2,7 @@
 // ingot_extension_register. Built-in types are registered into the same registries.
 #pragma once
 
+#include "ingot/data/dataset_registry.h"
 #include "ingot/nn/layer_registry.h"
 #include "ingot/nn/loss_registry.h"
 #include "ingot/optim/optimizer_config.h"
@@ -16,6 +17,7 @@ struct Registry {
   optim::OptimizerRegistry& optimizers;   ///< train.optimizer
   train::StageRegistry& stages;           ///< stages:
   train::CallbackRegistry& callbacks;     ///< train.callbacks
+  data::DatasetRegistry& datasets;        ///< data.dataset (with its data.<name> section)
 
   /// The process's registries.
   static Registry process();

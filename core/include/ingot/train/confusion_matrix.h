@@ -12,10 +12,6 @@
 
 namespace ingot::train {
 
-/// Fashion-MNIST's classes in label order (0 = T-shirt/top ... 9 = Ankle boot).
-inline constexpr std::array<std::string_view, 10> kFashionMnistClasses = {
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
-
 /// Rows are true classes, columns predicted classes (sklearn's and torchmetrics' convention).
 class ConfusionMatrix {
  public:

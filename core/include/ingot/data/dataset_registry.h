@@ -1,0 +1,31 @@
+// Datasets by name (`data.dataset`): fashion_mnist, synthetic, and any an extension plugin adds.
+// A dataset type reads its own section `data.<name>:` (if any) and the common keys of `data:`
+// (path, normalize) and returns the train and test splits.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingot/config/type_registry.h"
+#include "ingot/data/dataset.h"
+
+namespace ingot::data {
+
+struct DataConfig;
+
+/// What a dataset type builds.
+struct DatasetSplits {
+  std::shared_ptr<const Dataset> train;
+  std::shared_ptr<const Dataset> test;
+  std::vector<std::string> class_names;  ///< for the confusion matrix; empty = class numbers
+};
+
+/// Factories get `data.<name>` (undefined when absent), the config file, the parsed `data:` and
+/// the run's seed.
+using DatasetRegistry = config::TypeRegistry<DatasetSplits, const DataConfig&, uint64_t>;
+
+/// The process's dataset registry, built-ins included.
+DatasetRegistry& dataset_registry();
+
+}  // namespace ingot::data
