@@ -2,6 +2,8 @@
 // config round trip, and one clear "FILE:LINE" error per mistake.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/runtime/error.h"
 
@@ -101,4 +103,50 @@ TEST_CASE("scheduler config: the schema lists every type's keys", "[sched][confi
 }
 
 }  // namespace
+}  // namespace ingot
+
+namespace ingot {
+namespace {
+
+/// lr halves every `every` steps: a type registered like an extension's.
+class Halving final : public optim::LrSchedule {
+ public:
+  explicit Halving(int64_t every) : every_(every) {}
+  double lr(int64_t step, double base_lr) const override {
+    return base_lr * std::pow(0.5, static_cast<double>(step / every_));
+  }
+  YAML::Node to_yaml() const override {
+    YAML::Node n;
+    n["type"] = "halving_test";
+    n["every"] = every_;
+    return n;
+  }
+
+ private:
+  int64_t every_;
+};
+
+}  // namespace
+
+TEST_CASE("scheduler config: a registered type is built, warmed up and checked like a built-in", "[sched][config]") {
+  optim::ScheduleRegistry& r = optim::schedule_registry();
+  if (!r.has("halving_test")) {
+    config::Schema keys;
+    keys.integer("every", 1);
+    r.add({"halving_test", keys,
+           [](const YAML::Node& node, const std::string&, int64_t, const std::string&) -> std::unique_ptr<optim::LrSchedule> {
+             return std::make_unique<Halving>(node["every"] ? node["every"].as<int64_t>() : 10);
+           },
+           "test"});
+  }
+  const auto s = optim::make_schedule(YAML::Load("{type: halving_test, every: 4}"), "s.yaml", 100);
+  CHECK(s->lr(3, 1.0) == 1.0);
+  CHECK(s->lr(8, 1.0) == 0.25);
+  const auto warm = optim::make_schedule(YAML::Load("{type: halving_test, every: 4, warmup: {steps: 2}}"), "s.yaml", 100);
+  CHECK(warm->lr(0, 1.0) == Approx(1.0 / 3.0));
+  REQUIRE_THROWS_WITH(optim::make_schedule(YAML::Load("{type: halving_test, gamma: 0.5}"), "s.yaml", 100),
+                      Catch::Contains("does not apply to scheduler type 'halving_test'; its keys: every"));
+  CHECK(optim::scheduler_schema().find("every") != nullptr);
+}
+
 }  // namespace ingot

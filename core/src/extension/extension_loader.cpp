@@ -55,6 +55,7 @@ std::set<std::string> all_types() {
   add(r.layers);
   add(r.losses);
   add(r.optimizers);
+  add(r.schedules);
   add(r.stages);
   add(r.callbacks);
   add(r.datasets);

@@ -3,7 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <map>
+#include <functional>
 
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/runtime/error.h"
@@ -13,26 +13,11 @@ namespace {
 
 using config::where;
 
-/// The keys each type takes besides `type` and `warmup`.
-const std::map<std::string, std::vector<std::string>>& type_keys() {
-  static const std::map<std::string, std::vector<std::string>> keys = {
-      {"constant", {"factor", "total_iters"}},
-      {"step", {"step_size", "gamma"}},
-      {"multistep", {"milestones", "gamma"}},
-      {"exponential", {"gamma"}},
-      {"cosine", {"t_max", "eta_min"}},
-      {"linear", {"start_factor", "end_factor", "total_iters"}},
-      {"sequential", {"schedulers", "milestones"}},
-      {"one_cycle",
-       {"max_lr", "total_steps", "pct_start", "anneal_strategy", "div_factor", "final_div_factor", "three_phase"}},
-  };
+/// The keys `type` takes besides `type` and `warmup`, from its registry entry.
+std::vector<std::string> keys_of(const std::string& type) {
+  std::vector<std::string> keys;
+  for (const config::Field& f : schedule_registry().entries().at(type).schema.fields()) keys.push_back(f.key);
   return keys;
-}
-
-std::vector<std::string> type_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, keys] : type_keys()) names.push_back(name);
-  return names;
 }
 
 /// Reads a section's values; the schema has already checked their types and ranges.
@@ -86,71 +71,132 @@ class Reader {
 std::unique_ptr<LrSchedule> build(const YAML::Node& node, const std::string& file, int64_t total_steps,
                                   const std::string& path);
 
+/// `key` when given, else the length of the part of the run the schedule covers.
+int64_t length_or_steps(const Reader& r, const char* key, int64_t steps) {
+  if (r.has(key)) return r.integer(key, 0);
+  if (steps <= 0) r.fail(r.node(), fmt::format("'{}.{}' is required here: the run's total steps are not known", r.path(), key));
+  return steps;
+}
+
+std::unique_ptr<LrSchedule> make_one_cycle(const Reader& r, int64_t steps) {
+  OneCycleSchedule::Options o;
+  o.max_lr = r.number("max_lr", 0.0);
+  o.total_steps = length_or_steps(r, "total_steps", steps);
+  if (steps > 0 && o.total_steps < steps) {
+    r.fail(r.node()["total_steps"], fmt::format("'{}.total_steps' ({}) is below the run's {} steps; one_cycle "
+                                                "cannot go past its end: raise it or omit it",
+                                                r.path(), o.total_steps, steps));
+  }
+  o.pct_start = r.number("pct_start", 0.3);
+  o.anneal = r.has("anneal_strategy") && r.node()["anneal_strategy"].Scalar() == "linear"
+                 ? OneCycleSchedule::Anneal::Linear
+                 : OneCycleSchedule::Anneal::Cos;
+  o.div_factor = r.number("div_factor", 25.0);
+  o.final_div_factor = r.number("final_div_factor", 1e4);
+  o.three_phase = r.has("three_phase") && r.node()["three_phase"].as<bool>();
+  return std::make_unique<OneCycleSchedule>(o);
+}
+
+/// Each part's defaults come from its own segment's length.
+std::unique_ptr<LrSchedule> make_sequential(const Reader& r, int64_t steps) {
+  r.require("schedulers", "sequential");
+  r.require("milestones", "sequential");
+  const std::vector<int64_t> milestones = r.int_list("milestones", 1);
+  const YAML::Node list = r.node()["schedulers"];
+  if (list.size() != milestones.size() + 1) {
+    r.fail(r.node()["milestones"], fmt::format("'{}': {} schedulers need {} milestones, got {}", r.path(), list.size(),
+                                               list.size() == 0 ? 0 : list.size() - 1, milestones.size()));
+  }
+  std::vector<std::unique_ptr<LrSchedule>> parts;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const int64_t begin = i == 0 ? 0 : milestones[i - 1];
+    const int64_t end = i < milestones.size() ? milestones[i] : steps;
+    parts.push_back(
+        build(list[i], r.file(), end > begin ? end - begin : 0, fmt::format("{}.schedulers[{}]", r.path(), i)));
+  }
+  return std::make_unique<SequentialSchedule>(std::move(parts), milestones);
+}
+
+/// A built-in type: its keys and how a Reader over its section builds it.
+void add(ScheduleRegistry& reg, const std::string& type, config::Schema keys,
+         std::function<std::unique_ptr<LrSchedule>(const Reader&, int64_t)> make, const std::string& help) {
+  reg.add({type, std::move(keys),
+           [make](const YAML::Node& node, const std::string& file, int64_t steps, const std::string& path) {
+             return make(Reader(node, file, path), steps);
+           },
+           help});
+}
+
+config::Schema milestones_key(config::Schema s) {
+  s.add(config::Field{"milestones", config::FieldType::List, false, {}, {}, {}, nullptr, "increasing steps"});
+  return s;
+}
+
+void add_builtins(ScheduleRegistry& reg) {
+  config::Schema constant;
+  constant.number("factor", 0, 1).integer("total_iters", 1);
+  add(reg, "constant", constant,
+      [](const Reader& r, int64_t) {
+        return std::make_unique<ConstantSchedule>(r.number("factor", 1.0), r.integer("total_iters", 5));
+      },
+      "torch ConstantLR");
+  config::Schema step;
+  step.integer("step_size", 1).number("gamma", 0);
+  add(reg, "step", step,
+      [](const Reader& r, int64_t) {
+        r.require("step_size", "step");
+        return std::make_unique<StepSchedule>(r.integer("step_size", 1), r.number("gamma", 0.1));
+      },
+      "torch StepLR");
+  config::Schema multistep = milestones_key(config::Schema());
+  multistep.number("gamma", 0);
+  add(reg, "multistep", multistep,
+      [](const Reader& r, int64_t) {
+        r.require("milestones", "multistep");
+        return std::make_unique<MultiStepSchedule>(r.int_list("milestones", 0), r.number("gamma", 0.1));
+      },
+      "torch MultiStepLR");
+  config::Schema exponential;
+  exponential.number("gamma", 0);
+  add(reg, "exponential", exponential,
+      [](const Reader& r, int64_t) {
+        r.require("gamma", "exponential");
+        return std::make_unique<ExponentialSchedule>(r.number("gamma", 1.0));
+      },
+      "torch ExponentialLR");
+  config::Schema cosine;
+  cosine.integer("t_max", 1).number("eta_min", 0);
+  add(reg, "cosine", cosine,
+      [](const Reader& r, int64_t steps) {
+        return std::make_unique<CosineSchedule>(length_or_steps(r, "t_max", steps), r.number("eta_min", 0.0));
+      },
+      "torch CosineAnnealingLR (t_max defaults to the run's steps)");
+  config::Schema linear;
+  linear.number("start_factor", 0, 1).number("end_factor", 0, 1).integer("total_iters", 1);
+  add(reg, "linear", linear,
+      [](const Reader& r, int64_t) {
+        return std::make_unique<LinearSchedule>(r.number("start_factor", 1.0 / 3.0), r.number("end_factor", 1.0),
+                                                r.integer("total_iters", 5));
+      },
+      "torch LinearLR");
+  config::Schema sequential = milestones_key(config::Schema());
+  sequential.add(config::Field{"schedulers", config::FieldType::List, false, {}, {}, {}, nullptr, "scheduler maps"});
+  add(reg, "sequential", sequential, make_sequential, "torch SequentialLR");
+  config::Schema one_cycle;
+  one_cycle.number("max_lr", 0)
+      .integer("total_steps", 1)
+      .number("pct_start", 0, 1)
+      .string("anneal_strategy", false, {"cos", "linear"})
+      .number("div_factor", 0)
+      .number("final_div_factor", 0)
+      .boolean("three_phase");
+  add(reg, "one_cycle", one_cycle, make_one_cycle, "torch OneCycleLR (without momentum cycling)");
+}
+
 /// The schedule of one type, without its warmup; `steps` is how many steps it runs (<= 0: unknown).
 std::unique_ptr<LrSchedule> build_type(const Reader& r, const std::string& type, int64_t steps) {
-  const auto default_length = [&](const char* key) {
-    if (r.has(key)) return r.integer(key, 0);
-    if (steps <= 0) {
-      r.fail(r.node(), fmt::format("'{}.{}' is required here: the run's total steps are not known", r.path(), key));
-    }
-    return steps;
-  };
   try {
-    if (type == "constant")
-      return std::make_unique<ConstantSchedule>(r.number("factor", 1.0), r.integer("total_iters", 5));
-    if (type == "step") {
-      r.require("step_size", type);
-      return std::make_unique<StepSchedule>(r.integer("step_size", 1), r.number("gamma", 0.1));
-    }
-    if (type == "multistep") {
-      r.require("milestones", type);
-      return std::make_unique<MultiStepSchedule>(r.int_list("milestones", 0), r.number("gamma", 0.1));
-    }
-    if (type == "exponential") {
-      r.require("gamma", type);
-      return std::make_unique<ExponentialSchedule>(r.number("gamma", 1.0));
-    }
-    if (type == "cosine") return std::make_unique<CosineSchedule>(default_length("t_max"), r.number("eta_min", 0.0));
-    if (type == "linear") {
-      return std::make_unique<LinearSchedule>(r.number("start_factor", 1.0 / 3.0), r.number("end_factor", 1.0),
-                                              r.integer("total_iters", 5));
-    }
-    if (type == "one_cycle") {
-      OneCycleSchedule::Options o;
-      o.max_lr = r.number("max_lr", 0.0);
-      o.total_steps = default_length("total_steps");
-      if (steps > 0 && o.total_steps < steps) {
-        r.fail(r.node()["total_steps"], fmt::format("'{}.total_steps' ({}) is below the run's {} steps; one_cycle "
-                                                    "cannot go past its end: raise it or omit it",
-                                                    r.path(), o.total_steps, steps));
-      }
-      o.pct_start = r.number("pct_start", 0.3);
-      o.anneal = r.has("anneal_strategy") && r.node()["anneal_strategy"].Scalar() == "linear"
-                     ? OneCycleSchedule::Anneal::Linear
-                     : OneCycleSchedule::Anneal::Cos;
-      o.div_factor = r.number("div_factor", 25.0);
-      o.final_div_factor = r.number("final_div_factor", 1e4);
-      o.three_phase = r.has("three_phase") && r.node()["three_phase"].as<bool>();
-      return std::make_unique<OneCycleSchedule>(o);
-    }
-    // sequential: each part's defaults come from its own segment's length.
-    r.require("schedulers", type);
-    r.require("milestones", type);
-    const std::vector<int64_t> milestones = r.int_list("milestones", 1);
-    const YAML::Node list = r.node()["schedulers"];
-    if (list.size() != milestones.size() + 1) {
-      r.fail(r.node()["milestones"],
-             fmt::format("'{}': {} schedulers need {} milestones, got {}", r.path(), list.size(),
-                         list.size() == 0 ? 0 : list.size() - 1, milestones.size()));
-    }
-    std::vector<std::unique_ptr<LrSchedule>> parts;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const int64_t begin = i == 0 ? 0 : milestones[i - 1];
-      const int64_t end = i < milestones.size() ? milestones[i] : steps;
-      parts.push_back(
-          build(list[i], r.file(), end > begin ? end - begin : 0, fmt::format("{}.schedulers[{}]", r.path(), i)));
-    }
-    return std::make_unique<SequentialSchedule>(std::move(parts), milestones);
+    return schedule_registry().entries().at(type).make(r.node(), r.file(), steps, r.path());
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {
@@ -164,7 +210,7 @@ std::unique_ptr<LrSchedule> build(const YAML::Node& node, const std::string& fil
   scheduler_schema().validate(node, file, path);
   const Reader r(node, file, path);
   const std::string type = node["type"].Scalar();
-  const std::vector<std::string>& allowed = type_keys().at(type);
+  const std::vector<std::string> allowed = keys_of(type);
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string key = it->first.Scalar();
     if (key == "type" || key == "warmup" || std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
@@ -190,29 +236,25 @@ std::unique_ptr<LrSchedule> build(const YAML::Node& node, const std::string& fil
 
 }  // namespace
 
+ScheduleRegistry& schedule_registry() {
+  static ScheduleRegistry* registry = [] {
+    auto* r = new ScheduleRegistry("scheduler");
+    add_builtins(*r);
+    return r;
+  }();
+  return *registry;
+}
+
 config::Schema scheduler_schema() {
   config::Schema warmup;
   warmup.integer("steps", 1, {}, /*required=*/true).number("start_factor", 0, 1).number("end_factor", 0, 1);
   config::Schema s;
-  s.string("type", /*required=*/true, type_names())
-      .number("factor", 0, 1)
-      .integer("total_iters", 1)
-      .integer("step_size", 1)
-      .number("gamma", 0)
-      .add(config::Field{"milestones", config::FieldType::List, false, {}, {}, {}, nullptr, "increasing steps"})
-      .integer("t_max", 1)
-      .number("eta_min", 0)
-      .number("start_factor", 0, 1)
-      .number("end_factor", 0, 1)
-      .add(config::Field{"schedulers", config::FieldType::List, false, {}, {}, {}, nullptr, "scheduler maps"})
-      .number("max_lr", 0)
-      .integer("total_steps", 1)
-      .number("pct_start", 0, 1)
-      .string("anneal_strategy", false, {"cos", "linear"})
-      .number("div_factor", 0)
-      .number("final_div_factor", 0)
-      .boolean("three_phase")
-      .section("warmup", std::move(warmup));
+  s.string("type", /*required=*/true, schedule_registry().types());
+  // Every type's keys once (a key two types share has the same meaning and range in both).
+  for (const auto& [type, entry] : schedule_registry().entries())
+    for (const config::Field& f : entry.schema.fields())
+      if (s.find(f.key) == nullptr) s.add(f);
+  s.section("warmup", std::move(warmup));
   return s;
 }
 

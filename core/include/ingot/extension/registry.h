@@ -5,6 +5,7 @@
 #include "ingot/data/dataset_registry.h"
 #include "ingot/nn/layer_registry.h"
 #include "ingot/nn/loss_registry.h"
+#include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
 #include "ingot/train/callback_registry.h"
 #include "ingot/train/stage.h"
@@ -15,6 +16,7 @@ struct Registry {
   nn::LayerRegistry& layers;              ///< model.layers entries
   nn::LossRegistry& losses;               ///< train.loss
   optim::OptimizerRegistry& optimizers;   ///< train.optimizer
+  optim::ScheduleRegistry& schedules;     ///< train.scheduler (and the parts of a sequential one)
   train::StageRegistry& stages;           ///< stages:
   train::CallbackRegistry& callbacks;     ///< train.callbacks
   data::DatasetRegistry& datasets;        ///< data.dataset (with its data.<name> section)

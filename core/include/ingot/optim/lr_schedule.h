@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/config/schema.h"
+#include "ingot/config/type_registry.h"
 
 namespace ingot::optim {
 
@@ -134,6 +134,12 @@ class OneCycleSchedule final : public LrSchedule {
  private:
   Options o_;
 };
+
+/// Schedules by `type:` (constant, step, multistep, exponential, cosine, linear, sequential,
+/// one_cycle, and any an extension adds). A factory gets the section, the file, how many steps
+/// the schedule covers (<= 0: unknown) and the section's path for messages.
+using ScheduleRegistry = config::TypeRegistry<std::unique_ptr<LrSchedule>, int64_t, const std::string&>;
+ScheduleRegistry& schedule_registry();
 
 /// The keys of `train.scheduler:` (every type's keys; make_schedule rejects those that do not
 /// apply to the given type). `type:` constant | step | multistep | exponential | cosine | linear
