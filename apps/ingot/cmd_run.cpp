@@ -14,6 +14,7 @@
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
+#include "ingot/train/pipeline_schema.h"
 #include "smoke.h"
 
 namespace po = boost::program_options;
@@ -39,7 +40,7 @@ int cmd_run(const std::vector<std::string>& args) {
     throw ConfigError("usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR] [--profile[=DIR]]");
 
   ExtensionLoader::instance().load_all();  // their types may appear in the config
-  const config::Config cfg = config::Config::load(vm["config"].as<std::string>());
+  const config::Config cfg = config::Config::load(vm["config"].as<std::string>(), train::pipeline_schema());
   if (auto threads = cfg.threads()) set_num_threads(*threads);
   if (auto seed = cfg.seed()) default_generator().manual_seed(static_cast<uint64_t>(*seed));
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));

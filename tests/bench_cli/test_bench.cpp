@@ -11,6 +11,7 @@
 #include "ingot/runtime/error.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/bench.h"
+#include "ingot/train/pipeline_schema.h"
 
 using namespace ingot;
 
@@ -105,15 +106,18 @@ TEST_CASE("bench: bad options and overrides are config errors") {
 
 TEST_CASE("overrides: dotted keys with YAML values, checked against the schema") {
   YAML::Node root = YAML::Load("name: x\ndata: {batch_size: 8}\n");
-  config::apply_overrides(root, {"data.batch_size=512", "train.optimizer.lr=0.5", "model.sizes=[4, 2]"});
+  config::apply_overrides(root, {"data.batch_size=512", "train.optimizer.lr=0.5", "model.sizes=[4, 2]"},
+                          train::pipeline_schema());
   REQUIRE(root["data"]["batch_size"].as<int>() == 512);
   REQUIRE(root["train"]["optimizer"]["lr"].as<double>() == 0.5);
   REQUIRE(root["model"]["sizes"].size() == 2);
   REQUIRE_THROWS_WITH(
-      config::apply_overrides(root, {"data.bach_size=4"}),
+      config::apply_overrides(root, {"data.bach_size=4"}, train::pipeline_schema()),
       Catch::Contains("--set data.bach_size=4: unknown key 'bach_size' in data; did you mean 'batch_size'?"));
-  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"data.batch_size"}), Catch::Contains("expected KEY=VALUE"));
-  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"seed.x=1"}),
+  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"data.batch_size"}, train::pipeline_schema()),
+                      Catch::Contains("expected KEY=VALUE"));
+  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"seed.x=1"}, train::pipeline_schema()),
                       Catch::Contains("'seed' is an integer, not a section"));
-  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"data..x=1"}), Catch::Contains("empty key"));
+  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"data..x=1"}, train::pipeline_schema()),
+                      Catch::Contains("empty key"));
 }

@@ -8,6 +8,7 @@
 #include "ingot/config/config.h"
 #include "ingot/runtime/error.h"
 #include "ingot/runtime/registry.h"
+#include "ingot/train/pipeline_schema.h"
 #include "config_paths.h"
 #include "test_support.h"
 
@@ -20,7 +21,7 @@ std::string bad(const std::string& name) { return ingot::test::config_test_dir()
 // The ConfigError message of parsing `text` or loading `path` ("" when it loads).
 std::string parse_error(const std::string& text) {
   try {
-    Config::parse(text, "c.yaml");
+    Config::parse(text, ingot::train::pipeline_schema(), "c.yaml");
   } catch (const ingot::ConfigError& e) {
     CHECK(e.exit_code() == ingot::ExitCode::Usage);
     return e.what();
@@ -29,7 +30,7 @@ std::string parse_error(const std::string& text) {
 }
 std::string load_error(const std::string& path) {
   try {
-    Config::load(path);
+    Config::load(path, ingot::train::pipeline_schema());
   } catch (const ingot::ConfigError& e) {
     CHECK(e.exit_code() == ingot::ExitCode::Usage);
     return e.what();
@@ -85,7 +86,7 @@ TEST_CASE("every file in tests/configs/bad is rejected with one line naming it",
     INFO(path);
     std::string message;
     try {
-      const Config cfg = Config::load(path);
+      const Config cfg = Config::load(path, ingot::train::pipeline_schema());
       ingot::config::select_backends(cfg.backend(), cfg.where("backend"));
     } catch (const ingot::Error& e) {
       message = e.what();
@@ -101,7 +102,8 @@ TEST_CASE("every file in tests/configs/bad is rejected with one line naming it",
 }
 
 TEST_CASE("a valid config gives typed values and positions", "[config]") {
-  const Config cfg = Config::parse("name: ok\nseed: 7\nthreads: 2\nsmoke:\n  matmul_size: 64\n  conv:\n    kernel: 5\n", "ok.yaml");
+  const Config cfg = Config::parse("name: ok\nseed: 7\nthreads: 2\nsmoke:\n  matmul_size: 64\n  conv:\n    kernel: 5\n",
+                                   ingot::train::pipeline_schema(), "ok.yaml");
   CHECK(cfg.name() == "ok");
   CHECK(cfg.backend() == "auto");
   CHECK(cfg.seed() == 7);
@@ -114,7 +116,8 @@ TEST_CASE("a valid config gives typed values and positions", "[config]") {
   CHECK(cfg.where("smoke.matmul_size") == "ok.yaml:5");
   CHECK(cfg.where("nothing.here") == "ok.yaml");
   CHECK_FALSE(cfg.root()["nothing"].IsDefined());  // lookups never insert keys
-  const Config shipped = Config::load(ingot::test::source_dir() + "/configs/smoke.yaml");
+  const Config shipped =
+      Config::load(ingot::test::source_dir() + "/configs/smoke.yaml", ingot::train::pipeline_schema());
   CHECK(shipped.name() == "smoke");
 }
 

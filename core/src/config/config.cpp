@@ -29,7 +29,7 @@ std::vector<std::string> split_path(const std::string& path) {
 
 }  // namespace
 
-Config Config::load(const std::string& path) {
+Config Config::load(const std::string& path, const Schema& schema) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     throw ConfigError(fmt::format("{}: config file not found", path));
@@ -41,10 +41,10 @@ Config Config::load(const std::string& path) {
   if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
   std::stringstream text;
   text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(text.str(), schema, path);
 }
 
-Config Config::parse(const std::string& text, const std::string& file) {
+Config Config::parse(const std::string& text, const Schema& schema, const std::string& file) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -55,12 +55,12 @@ Config Config::parse(const std::string& text, const std::string& file) {
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: cannot parse YAML: {}", file, e.what()));
   }
-  return from_yaml(root, file);
+  return from_yaml(root, file, schema);
 }
 
-Config Config::from_yaml(YAML::Node root, const std::string& file) {
+Config Config::from_yaml(YAML::Node root, const std::string& file, const Schema& schema) {
   if (!root.IsDefined() || root.IsNull()) throw ConfigError(fmt::format("{}: the config is empty", file));
-  root_schema().validate(root, file);
+  schema.validate(root, file);
   return Config(root, file);
 }
 

@@ -19,8 +19,8 @@ std::vector<std::string> split_dots(const std::string& path) {
 }
 
 /// Throws for a part of `parts` that the schema (where it goes that deep) does not declare.
-void check_key(const std::vector<std::string>& parts, const std::string& assignment) {
-  const Schema* schema = &root_schema();
+void check_key(const std::vector<std::string>& parts, const std::string& assignment, const Schema& root) {
+  const Schema* schema = &root;
   std::string path;
   for (size_t i = 0; i < parts.size() && schema != nullptr; ++i) {
     const Field* f = schema->find(parts[i]);
@@ -43,7 +43,7 @@ void check_key(const std::vector<std::string>& parts, const std::string& assignm
 
 }  // namespace
 
-void apply_overrides(YAML::Node root, const std::vector<std::string>& assignments) {
+void apply_overrides(YAML::Node root, const std::vector<std::string>& assignments, const Schema& schema) {
   for (const std::string& a : assignments) {
     const size_t eq = a.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
@@ -51,7 +51,7 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& assignment
     const std::vector<std::string> parts = split_dots(a.substr(0, eq));
     for (const std::string& p : parts)
       if (p.empty()) throw ConfigError(fmt::format("--set {}: empty key in the dotted path", a));
-    check_key(parts, a);
+    check_key(parts, a, schema);
     YAML::Node value;
     try {
       value = YAML::Load(a.substr(eq + 1));
@@ -77,12 +77,13 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& assignment
   }
 }
 
-Config load_with_overrides(const std::string& path, const std::vector<std::string>& assignments) {
-  const Config base = Config::load(path);
+Config load_with_overrides(const std::string& path, const std::vector<std::string>& assignments,
+                           const Schema& schema) {
+  const Config base = Config::load(path, schema);
   if (assignments.empty()) return base;
   YAML::Node root = base.root();  // shares the tree, and with it the file's line numbers
-  apply_overrides(root, assignments);
-  return Config::from_yaml(root, path);
+  apply_overrides(root, assignments, schema);
+  return Config::from_yaml(root, path, schema);
 }
 
 }  // namespace ingot::config

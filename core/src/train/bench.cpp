@@ -28,6 +28,7 @@
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
+#include "ingot/train/pipeline_schema.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/train_config.h"
 
@@ -92,7 +93,7 @@ int64_t peak_rss_bytes() {
 
 BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   check_options(o);
-  const config::Config cfg = config::load_with_overrides(o.config, o.overrides);
+  const config::Config cfg = config::load_with_overrides(o.config, o.overrides, pipeline_schema());
   const std::string& file = cfg.file();
   if (!cfg.has("model")) throw ConfigError(fmt::format("{}: ingot bench needs a model: section", file));
   if (o.threads) {

@@ -1,4 +1,4 @@
-// Config: a pipeline YAML file, parsed and checked against the root schema, with typed access
+// Config: a YAML config file, parsed and checked against a schema, with typed access
 // to its values and "FILE:LINE" positions for later error messages.
 #pragma once
 
@@ -12,19 +12,16 @@
 
 namespace ingot::config {
 
-/// The schema of a whole config; each section (smoke, later train, data, model...) is declared
-/// in core/src/config/root_schema.cpp.
-const Schema& root_schema();
-
 class Config {
  public:
-  /// Reads, parses and validates a file; throws ConfigError for a missing file, a YAML syntax
-  /// error (with line and column) or a schema violation (with line).
-  static Config load(const std::string& path);
+  /// Reads, parses and validates a file against `schema` (the pipeline's:
+  /// train::pipeline_schema()); throws ConfigError for a missing file, a YAML syntax error (with
+  /// line and column) or a schema violation (with line).
+  static Config load(const std::string& path, const Schema& schema);
   /// Same for YAML text; `file` names it in messages.
-  static Config parse(const std::string& text, const std::string& file = "<config>");
+  static Config parse(const std::string& text, const Schema& schema, const std::string& file = "<config>");
   /// Validates an already parsed tree (a file with command-line overrides applied, say).
-  static Config from_yaml(YAML::Node root, const std::string& file);
+  static Config from_yaml(YAML::Node root, const std::string& file, const Schema& schema);
 
   const YAML::Node& root() const { return root_; }
   const std::string& file() const { return file_; }

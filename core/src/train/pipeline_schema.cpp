@@ -1,13 +1,17 @@
-// The root schema of a pipeline config: each section's keys are declared by its owner (data,
-// model, train); anything not declared is rejected as an unknown key.
-#include "ingot/config/config.h"
+// The schema of a whole pipeline config: each section's keys are declared by its owner (data,
+// model, train) and the registries they read (built each time: extensions may add types).
+#include "ingot/train/pipeline_schema.h"
 
 #include "ingot/data/data_config.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/train_config.h"
 
-namespace ingot::config {
+namespace ingot::train {
 namespace {
+
+using config::Field;
+using config::FieldType;
+using config::Schema;
 
 Schema smoke_schema() {
   Schema conv;
@@ -23,7 +27,9 @@ Schema smoke_schema() {
   return smoke;
 }
 
-Schema build_root_schema() {
+}  // namespace
+
+Schema pipeline_schema() {
   Schema root;
   root.string("name", /*required=*/true)
       .string("backend")  // auto | cpu | cuda | <backend or plugin name>: checked by select_backends
@@ -42,11 +48,4 @@ Schema build_root_schema() {
   return root;
 }
 
-}  // namespace
-
-const Schema& root_schema() {
-  static const Schema schema = build_root_schema();
-  return schema;
-}
-
-}  // namespace ingot::config
+}  // namespace ingot::train
