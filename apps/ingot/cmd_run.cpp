@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
+#include "ingot/config/overrides.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/ops/random.h"
 #include "ingot/runtime/error.h"
@@ -28,7 +29,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "force", po::bool_switch(), "start over: move an existing runs/<name>/ aside")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders")(
       "profile", po::value<std::string>(),
-      "write profile.txt and trace.json to DIR (default: the run folder)");
+      "write profile.txt and trace.json to DIR (default: the run folder)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set train.epochs=3");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
@@ -37,10 +39,16 @@ int cmd_run(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(argv).options(opts).positional(pos).run(), vm);
   po::notify(vm);
   if (!vm.count("config"))
-    throw ConfigError("usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR] [--profile[=DIR]]");
+    throw ConfigError(
+        "usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR] [--profile[=DIR]] [--set KEY=VALUE]...");
 
   ExtensionLoader::instance().load_all();  // their types may appear in the config
-  const config::Config cfg = config::Config::load(vm["config"].as<std::string>(), train::pipeline_schema());
+  const std::vector<std::string> overrides =
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  // The overrides become part of the config: config.resolved.yaml records them, and --resume
+  // refuses a run whose overrides changed.
+  const config::Config cfg =
+      config::load_with_overrides(vm["config"].as<std::string>(), overrides, train::pipeline_schema());
   if (auto threads = cfg.threads()) set_num_threads(*threads);
   if (auto seed = cfg.seed()) default_generator().manual_seed(static_cast<uint64_t>(*seed));
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
