@@ -7,7 +7,7 @@
 
 namespace {
 
-class TemplateBackend final : public ingot::sdk::BackendImpl {
+class TemplateBackend final : public ingot::sdk::ComputeImpl {
  public:
   bool supports(const ingot::sdk::OpCall& call) override {
     if (call.op != INGOT_OP_ADD || call.n_in != 2 || call.n_out != 1) return false;
@@ -39,8 +39,9 @@ bool template_probe(std::string& reason) {
 }
 
 void template_init(const ingot_host_api* host, ingot::sdk::Components& out) {
-  static ingot_backend table = ingot::sdk::make_backend_table(new TemplateBackend(), "template", INGOT_DEVICE_CPU, 10);
-  out.add(&table);
+  // A host backend: device kind CPU, one device, host memory from core. A device backend derives
+  // from ingot::sdk::DeviceImpl too and is built with ingot::sdk::make_device_backend.
+  out.add(ingot::sdk::make_host_backend(new TemplateBackend(), "template", 10));
   ingot::sdk::log(host, INGOT_LOG_DEBUG, "template", "template backend ready");
 }
 

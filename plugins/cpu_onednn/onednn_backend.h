@@ -19,7 +19,7 @@ namespace ingot::onednn {
 struct OpFamily;
 class Exec;
 
-class OnednnBackend final : public sdk::BackendImpl {
+class OnednnBackend final : public sdk::ComputeImpl {
  public:
   OnednnBackend();
 

@@ -23,7 +23,7 @@ bool handles(int32_t op) {
          op == INGOT_OP_AVG_POOL2D_BWD;
 }
 
-/// MAX_POOL2D whose caller reads no indices (ABI 1.2 attribute; inference): no workspace.
+/// MAX_POOL2D whose caller reads no indices (indices_unused; inference): no workspace.
 bool wants_indices(const sdk::OpCall& c) {
   if (c.op != INGOT_OP_MAX_POOL2D) return false;
   const auto* a = static_cast<const ingot_attr_pool2d*>(c.attrs);

@@ -21,12 +21,7 @@ bool probe_cpu_onednn(std::string& reason) {
 }
 
 void init_cpu_onednn(const ingot_host_api* host, ingot::sdk::Components& out) {
-  static ingot_backend table =
-      ingot::sdk::make_backend_table(new ingot::onednn::OnednnBackend(), "cpu_onednn", INGOT_DEVICE_CPU, 100);
-  static bool added = false;  // init may run again; the components list stays one entry long
-  if (added) return;
-  added = true;
-  out.add(&table);
+  out.add(ingot::sdk::make_host_backend(new ingot::onednn::OnednnBackend(), "cpu_onednn", 100));
   ingot::sdk::log(host, INGOT_LOG_INFO, "cpu_onednn",
                   "oneDNN " + std::to_string(dnnl::version()->major) + "." + std::to_string(dnnl::version()->minor) +
                       " CPU backend, effective ISA " + ingot::onednn::effective_isa_name());

@@ -62,9 +62,9 @@ void check_op(OpKind op) {
 }  // namespace
 
 // One TEST_CASE per op, generated from the op table.
-#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad) \
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) \
   TEST_CASE("conformance: " name, "[conformance][" name "]") { check_op(INGOT_OP_##ENUM); }
-#include "ingot/ops/op_table.def"
+#include "ingot/plugin/op_table.def"
 #undef INGOT_OP
 
 TEST_CASE("conformance: every op has cases for every dtype of its row", "[conformance][table]") {

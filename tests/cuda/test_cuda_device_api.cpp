@@ -1,6 +1,6 @@
-// The ABI 1.2 device entries of the cuda plugin through core's API: memory_stats / empty_cache /
-// peak reset, the out-of-memory message, synchronize, the native stream, pinned memory with
-// asynchronous copies, and event timing. Skipped without a GPU.
+// The cuda plugin's device table through core's API: one device per visible GPU, memory_stats /
+// empty_cache / peak reset, the out-of-memory message, synchronize, the native stream, pinned
+// memory with asynchronous copies, and event timing. Skipped without a GPU.
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime_api.h>
@@ -42,7 +42,31 @@ TEST_CASE("cuda device API: memory_stats, empty_cache and peak reset through the
   CHECK(memory_stats(kGpu).reserved == memory_stats(kGpu).allocated);
   reset_peak_memory_stats(kGpu);
   CHECK(memory_stats(kGpu).peak_allocated == memory_stats(kGpu).allocated);
-  REQUIRE_THROWS_WITH(memory_stats(Device{DeviceKind::CUDA, 7}), Catch::Contains("serves device 0 only"));
+  const int n = device_backend(kGpu).device_count();
+  REQUIRE_THROWS_WITH(memory_stats(Device{DeviceKind::CUDA, n}),
+                      Catch::StartsWith("cuda:" + std::to_string(n) + ": no such device: backend cuda"));
+}
+
+TEST_CASE("cuda device API: the backend serves every visible GPU, each with its own allocator and stream",
+          "[cuda][devices]") {
+  if (!gpu_ready()) return;
+  int visible = 0;
+  REQUIRE(cudaGetDeviceCount(&visible) == cudaSuccess);
+  const Backend& b = device_backend(kGpu);
+  REQUIRE(b.device_count() == visible);
+  const Tensor x = test::random_tensor({64, 33}, DType::F32, 11);
+  const Tensor y = test::random_tensor({64, 33}, DType::F32, 12);
+  for (int i = 0; i < visible; ++i) {
+    INFO("cuda:" << i);
+    const Device dev{DeviceKind::CUDA, i};
+    const MemoryStats before = memory_stats(dev);
+    const Tensor z = add(x.to(dev), y.to(dev));
+    CHECK(z.device() == dev);
+    CHECK(memory_stats(dev).allocated > before.allocated);
+    INGOT_REQUIRE_CLOSE(z.to(Device::cpu()), add(x, y), 1e-6, 1e-6);
+    CHECK(native_stream(dev) != nullptr);
+    if (i > 0) CHECK(native_stream(dev) != native_stream(kGpu));
+  }
 }
 
 TEST_CASE("cuda device API: out of memory frees the cache, retries, then explains", "[cuda][memory]") {

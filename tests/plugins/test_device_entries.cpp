@@ -1,6 +1,7 @@
-// The ABI 1.2 device entries through core's API (device_memory, device_event, pinned_memory) on a
-// fake device plugin whose effects are visible, and an ABI 1.1-sized table that must load and
-// answer "does not support" in one line (its table's tail is garbage: reading it would crash).
+// The device table through core's API (device_memory, device_event, pinned_memory, allocators per
+// device) on a fake device plugin serving two devices whose effects are visible, and a table cut
+// after `copy` that must load and answer "does not support" in one line (its tail is garbage:
+// reading it would crash).
 #include <dlfcn.h>
 
 #include <catch2/catch.hpp>
@@ -19,9 +20,10 @@ namespace ingot {
 namespace {
 
 const Device kDev{DeviceKind::CUDA, 0};
+const Device kDev1{DeviceKind::CUDA, 1};
 
 const std::string kFixture = std::string(INGOT_DEVICE_FIXTURE_DIR) + "/libfixture_device.so";
-const std::string kFixtureV11 = std::string(INGOT_DEVICE_FIXTURE_DIR) + "/libfixture_device_v11.so";
+const std::string kFixtureShort = std::string(INGOT_DEVICE_FIXTURE_DIR) + "/libfixture_device_short.so";
 
 void load_fixtures() { PluginLoader::instance().load_folder(INGOT_DEVICE_FIXTURE_DIR); }
 
@@ -41,31 +43,34 @@ Counters counters() {
   return c;
 }
 
-void* fixture_stream() {
+void* fixture_stream(int index) {
   void* h = dlopen(kFixture.c_str(), RTLD_NOW | RTLD_NOLOAD);
   REQUIRE(h != nullptr);
-  auto* fn = reinterpret_cast<void* (*)()>(dlsym(h, "fixture_device_stream"));
+  auto* fn = reinterpret_cast<void* (*)(int)>(dlsym(h, "fixture_device_stream"));
   REQUIRE(fn != nullptr);
-  void* s = fn();
+  void* s = fn(index);
   dlclose(h);
   return s;
 }
 
-// Enables only the 1.1 backend for a test's duration.
-struct OnlyV11 {
-  OnlyV11() { BackendRegistry::instance().restrict_to({"fake_device_v11"}); }
-  ~OnlyV11() { BackendRegistry::instance().restrict_to({}); }
+// Enables only the short-table backend for a test's duration.
+struct OnlyShort {
+  OnlyShort() { BackendRegistry::instance().restrict_to({"fake_device_short"}); }
+  ~OnlyShort() { BackendRegistry::instance().restrict_to({}); }
 };
 
 TEST_CASE("device entries: both fake plugins load", "[plugins][device]") {
   load_fixtures();
-  for (const auto& [path, backend] : {std::pair{kFixture, "fake_device"}, std::pair{kFixtureV11, "fake_device_v11"}}) {
+  for (const auto& [path, backend] :
+       {std::pair{kFixture, "fake_device"}, std::pair{kFixtureShort, "fake_device_short"}}) {
     const PluginRecord rec = PluginLoader::instance().load_file(path);
     INFO(path << ": " << rec.reason);
     REQUIRE(rec.available);
     CHECK(rec.backends == std::vector<std::string>{backend});
   }
   CHECK(device_backend(kDev).name() == "fake_device");  // priority 20 over 10
+  CHECK(device_backend(kDev).device_count() == 2);
+  CHECK(device_backend(kDev1).name() == "fake_device");
 }
 
 TEST_CASE("device entries: memory_stats, reset_peak and empty_cache reach the plugin", "[plugins][device]") {
@@ -87,9 +92,36 @@ TEST_CASE("device entries: memory_stats, reset_peak and empty_cache reach the pl
   CHECK(memory_stats(kDev).reserved == memory_stats(kDev).allocated);
   reset_peak_memory_stats(kDev);
   CHECK(memory_stats(kDev).peak_allocated == memory_stats(kDev).allocated);
-  // The plugin's own error reaches the caller, naming the device.
-  REQUIRE_THROWS_WITH(memory_stats(Device{DeviceKind::CUDA, 1}),
-                      Catch::Contains("cuda:1") && Catch::Contains("fake device: no device 1"));
+}
+
+TEST_CASE("device entries: each device has its own allocator, and an index out of range is one clear error",
+          "[plugins][device]") {
+  load_fixtures();
+  const MemoryStats a0 = memory_stats(kDev), b0 = memory_stats(kDev1);
+  {
+    const Tensor t0 = Tensor::empty({64}, DType::F32, kDev);
+    const Tensor t1 = Tensor::empty({32}, DType::F32, kDev1);
+    CHECK(t1.device() == kDev1);
+    CHECK(memory_stats(kDev).allocated == a0.allocated + 256);
+    CHECK(memory_stats(kDev1).allocated == b0.allocated + 128);
+    CHECK(&BackendRegistry::instance().allocator(kDev) != &BackendRegistry::instance().allocator(kDev1));
+    // Data moves host -> cuda:1 -> host through device 1.
+    const Tensor x = test::random_tensor({8}, DType::F32, 3);
+    INGOT_REQUIRE_CLOSE(x.to(kDev1).to(Device::cpu()), x, 0.0, 0.0);
+  }
+  CHECK(memory_stats(kDev).allocated == a0.allocated);
+  CHECK(memory_stats(kDev1).allocated == b0.allocated);
+  CHECK(native_stream(kDev1) == fixture_stream(1));
+  CHECK(native_stream(kDev) != native_stream(kDev1));
+
+  const Device gone{DeviceKind::CUDA, 2};
+  const std::string expected = "cuda:2: no such device: backend fake_device (plugin fixture_device) serves 2 devices "
+                               "(cuda:0 .. cuda:1); use an index below 2";
+  REQUIRE_THROWS_WITH(Tensor::empty({4}, DType::F32, gone), expected);
+  REQUIRE_THROWS_WITH(memory_stats(gone), expected);
+  REQUIRE_THROWS_WITH([&] { Event e(gone); }(), Catch::Contains(expected));
+  REQUIRE_THROWS_WITH(test::random_tensor({2}, DType::F32, 1).to(gone), expected);
+  REQUIRE_THROWS_WITH(Tensor::empty({4}, DType::F32, Device{DeviceKind::CUDA, -1}), Catch::StartsWith("cuda:-1: no such device"));
 }
 
 TEST_CASE("device fallback: an op no device backend runs goes to the host, gradients included", "[plugins][device]") {
@@ -114,7 +146,7 @@ TEST_CASE("device fallback: an op no device backend runs goes to the host, gradi
 
 TEST_CASE("device entries: synchronize, native_stream, pinned memory and async copies", "[plugins][device]") {
   load_fixtures();
-  CHECK(native_stream(kDev) == fixture_stream());
+  CHECK(native_stream(kDev) == fixture_stream(0));
   const Counters c0 = counters();
   synchronize(kDev);
   CHECK(counters().syncs == c0.syncs + 1);
@@ -162,12 +194,14 @@ TEST_CASE("device entries: events record, wait and time through the plugin", "[p
   CHECK(counters().live_events == live);
 }
 
-TEST_CASE("device entries: an ABI 1.1 table loads and reports each entry as not supported", "[plugins][device]") {
+TEST_CASE("device entries: a table cut after copy loads and reports each entry as not supported",
+          "[plugins][device]") {
   load_fixtures();
-  const OnlyV11 only;
+  const OnlyShort only;
   const Backend& b = device_backend(kDev);
-  REQUIRE(b.name() == "fake_device_v11");
-  CHECK(b.table()->struct_size < sizeof(ingot_backend));
+  REQUIRE(b.name() == "fake_device_short");
+  CHECK(b.device_table()->struct_size < sizeof(ingot_device_table));
+  CHECK(b.device_count() == 1);
   // Each message: one line naming the device, the backend, its plugin and ABI, and the entry.
   const auto check_unsupported = [](const std::string& what, const auto& call) {
     std::string msg;
@@ -178,7 +212,7 @@ TEST_CASE("device entries: an ABI 1.1 table loads and reports each entry as not 
     }
     INFO(what << ": " << msg);
     CHECK_THAT(msg, Catch::StartsWith("cuda:0: ") && Catch::Contains("does not support " + what) &&
-                        Catch::Contains("backend fake_device_v11 (plugin fixture_device_v11, ABI 1.1)"));
+                        Catch::Contains("backend fake_device_short (plugin fixture_device_short, ABI 2.0)"));
     CHECK(msg.find('\n') == std::string::npos);
   };
   check_unsupported("memory_stats", [] { memory_stats(kDev); });

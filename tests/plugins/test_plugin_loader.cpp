@@ -51,8 +51,8 @@ TEST_CASE("a missing plugin folder is recorded, not fatal", "[plugins]") {
 
 TEST_CASE("each bad plugin is rejected with its own reason", "[plugins]") {
   load_fixtures();
-  CHECK(record_of(fixture("fixture_abi2")).reason ==
-        "built for ABI 2.x, this Ingot has ABI 1.x: rebuild the plugin against this SDK");
+  CHECK(record_of(fixture("fixture_abi1")).reason ==
+        "built for ABI 1.x, this Ingot has ABI 2.x: rebuild the plugin against this SDK");
   CHECK(record_of(fixture("fixture_probe_fails")).reason == "fixture probe: no such device here");
   CHECK(record_of(fixture("fixture_init_fails")).reason == "init failed: fixture init: resource exhausted");
   CHECK(record_of(fixture("fixture_not_a_plugin")).reason == "not an Ingot plugin: no ingot_plugin_query");
@@ -60,7 +60,7 @@ TEST_CASE("each bad plugin is rejected with its own reason", "[plugins]") {
              Catch::Contains("undefined symbol: ingot_fixture_missing_function"));
   CHECK(record_of(fixture("fixture_good_dup")).reason == "duplicate of " + fixture("fixture_good"));
   CHECK(record_of(fixture("fixture_probe_throws")).reason == "the plugin threw across the C ABI: fixture probe threw");
-  for (const char* bad : {"fixture_abi2", "fixture_probe_fails", "fixture_init_fails", "fixture_not_a_plugin",
+  for (const char* bad : {"fixture_abi1", "fixture_probe_fails", "fixture_init_fails", "fixture_not_a_plugin",
                           "fixture_undefined", "fixture_good_dup", "fixture_probe_throws"}) {
     INFO(bad);
     CHECK_FALSE(record_of(fixture(bad)).available);

@@ -290,8 +290,8 @@ INGOT_GRAD_RULE(dropout) {
 #undef INGOT_GRAD_RULE
 
 constexpr GradRule kRules[] = {
-#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad) &grad_##grad,
-#include "ingot/ops/op_table.def"
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) &grad_##grad,
+#include "ingot/plugin/op_table.def"
 #undef INGOT_OP
 };
 static_assert(sizeof(kRules) / sizeof(kRules[0]) == INGOT_OP_COUNT, "one gradient rule per op");

@@ -10,11 +10,11 @@ namespace ingot {
 namespace {
 
 #define INGOT_GRAD_none false
-#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad)                                     \
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad)                                     \
   OpInfo{INGOT_OP_##ENUM, name, n_in, n_out, #attr, sizeof(ingot_attr_##attr), INGOT_DTYPES_##dtypes, \
-         std::string_view(#grad) != "none"},
+         std::string_view(#grad) != "none", INGOT_FAMILY_##family},
 constexpr std::array<OpInfo, INGOT_OP_COUNT> kOps{{
-#include "ingot/ops/op_table.def"
+#include "ingot/plugin/op_table.def"
 }};
 #undef INGOT_OP
 #undef INGOT_GRAD_none

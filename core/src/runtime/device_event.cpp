@@ -1,4 +1,4 @@
-// Event: an accelerator event through the device backend's ABI 1.2 entries, or the host clock.
+// Event: an accelerator event through the device backend's device table, or the host clock.
 #include "ingot/runtime/device_event.h"
 
 #include <utility>
@@ -42,7 +42,7 @@ Event& Event::operator=(Event&& other) noexcept {
 }
 
 void Event::release() noexcept {
-  if (backend_ != nullptr && handle_ != nullptr) backend_->event_destroy(handle_);
+  if (backend_ != nullptr && handle_ != nullptr) backend_->event_destroy(device_.index, handle_);
   handle_ = nullptr;
 }
 
@@ -51,14 +51,14 @@ void Event::record() {
     host_time_ = std::chrono::steady_clock::now();
   } else {
     INGOT_CHECK(handle_ != nullptr, "Event on {}: used after being moved from", device_.str());
-    backend_->event_record(handle_, exec_context());
+    backend_->event_record(device_.index, handle_, exec_context());
   }
   recorded_ = true;
 }
 
 void Event::synchronize() const {
   INGOT_CHECK(recorded_, "Event on {}: synchronize() before record()", device_.str());
-  if (backend_ != nullptr) backend_->event_synchronize(handle_);
+  if (backend_ != nullptr) backend_->event_synchronize(device_.index, handle_);
 }
 
 double Event::elapsed_ms(const Event& end) const {
@@ -67,7 +67,7 @@ double Event::elapsed_ms(const Event& end) const {
   INGOT_CHECK(device_ == end.device_, "Event::elapsed_ms: events on {} and {}; time events of one device",
               device_.str(), end.device_.str());
   if (backend_ == nullptr) return std::chrono::duration<double, std::milli>(end.host_time_ - host_time_).count();
-  return backend_->event_elapsed_ms(handle_, end.handle_);
+  return backend_->event_elapsed_ms(device_.index, handle_, end.handle_);
 }
 
 }  // namespace ingot

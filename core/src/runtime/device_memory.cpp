@@ -1,5 +1,5 @@
 // Device memory and streams: the CPU answers from core's host allocator, accelerators through
-// their backend's ABI 1.2 entries (a clear "does not support" error when a table lacks one).
+// their backend's device table (a clear "does not support" error when a table lacks one).
 #include "ingot/runtime/device_memory.h"
 
 #include <fmt/format.h>
@@ -24,7 +24,7 @@ MemoryStats from_abi(const ingot_memory_stats& s) {
 // Errors of an accelerator call name the device first: "cuda:0: backend cuda: ...".
 template <class Fn>
 auto on_device(Device device, Fn&& fn) -> decltype(fn(device_backend(device))) {
-  const Backend& b = device_backend(device);
+  const Backend& b = device_backend(device);  // checks the index: its error names the device already
   try {
     return fn(b);
   } catch (const OutOfMemoryError& e) {
@@ -40,13 +40,7 @@ auto on_device(Device device, Fn&& fn) -> decltype(fn(device_backend(device))) {
 
 }  // namespace
 
-const Backend& device_backend(Device device) {
-  INGOT_CHECK(!device.is_cpu(), "device_backend: the CPU's memory belongs to core, not to a backend");
-  for (const Backend* b : BackendRegistry::instance().candidates(device.kind))
-    if (b->table()->alloc != nullptr) return *b;
-  throw BackendMissingError(
-      fmt::format("{}: no backend provides this device (see `ingot plugins --verbose` for why)", device.str()));
-}
+const Backend& device_backend(Device device) { return BackendRegistry::instance().device_backend(device); }
 
 MemoryStats memory_stats(Device device) {
   if (device.is_cpu()) return host_allocator().stats();

@@ -168,10 +168,7 @@ HostMirror host_copy(const Tensor& t) {
 /// Writes a host mirror back into the device tensor it was made from.
 void write_back(const HostMirror& m, const Tensor& device_tensor) {
   const Device device = device_tensor.device();
-  const Backend* b = nullptr;
-  for (const Backend* c : BackendRegistry::instance().candidates(device.kind))
-    if (c->table()->copy != nullptr) b = c;
-  INGOT_CHECK(b != nullptr, "no backend copies from the host to {}", device.str());
+  const Backend& b = BackendRegistry::instance().device_backend(device);  // the one holding its memory
   const size_t elem = dtype_size(device_tensor.dtype());
   char* dst = static_cast<char*>(device_tensor.storage()->data());
   const char* src = static_cast<const char*>(m.host.storage()->data());
@@ -181,9 +178,7 @@ void write_back(const HostMirror& m, const Tensor& device_tensor) {
     src += m.host.offset() * elem;
     bytes = static_cast<size_t>(device_tensor.numel()) * elem;
   }
-  throw_if_error(b->table()->copy(b->table()->self, dst, static_cast<int32_t>(device.kind), src, INGOT_DEVICE_CPU,
-                                  bytes, &exec_context()),
-                 fmt::format("copy cpu -> {}", device.str()));
+  b.copy(device.index, dst, device.kind, src, DeviceKind::CPU, bytes, exec_context());
 }
 
 void warn_fallback(OpKind op, const std::vector<Tensor>& inputs, Device device) {

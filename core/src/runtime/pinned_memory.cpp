@@ -19,9 +19,9 @@ namespace {
 /// Page-locked blocks straight from one backend (no cache: buffers are meant to be reused).
 class PinnedAllocator final : public Allocator {
  public:
-  explicit PinnedAllocator(const Backend& b) : backend_(b) {}
+  PinnedAllocator(const Backend& b, int32_t index) : backend_(b), index_(index) {}
   void* allocate(size_t bytes) override {
-    void* p = backend_.host_alloc_pinned(std::max<size_t>(bytes, 64));  // a unique pointer even for 0 bytes
+    void* p = backend_.host_alloc_pinned(index_, std::max<size_t>(bytes, 64));  // a unique pointer even for 0 bytes
     std::lock_guard<std::mutex> lock(mu_);
     live_.insert(p);
     stats_.allocations++;
@@ -37,7 +37,7 @@ class PinnedAllocator final : public Allocator {
       stats_.allocated -= static_cast<int64_t>(bytes);
       stats_.reserved = stats_.allocated;
     }
-    backend_.host_free_pinned(ptr);
+    backend_.host_free_pinned(index_, ptr);
   }
   MemoryStats stats() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,6 +55,7 @@ class PinnedAllocator final : public Allocator {
 
  private:
   const Backend& backend_;
+  int32_t index_;  // the device it was asked for (pinned blocks serve every device of the backend)
   mutable std::mutex mu_;
   std::unordered_set<void*> live_;
   MemoryStats stats_;
@@ -75,10 +76,10 @@ PinnedAllocator& pinned_allocator(Device accel) {
   INGOT_CHECK(!accel.is_cpu(), "pinned memory belongs to an accelerator: name one (e.g. cuda:0), not cpu");
   const Backend& b = device_backend(accel);
   INGOT_CHECK(b.offers_pinned_memory(), "{}: backend {} (plugin {}, ABI {}.{}) does not support pinned host memory",
-              accel.str(), b.name(), b.plugin(), INGOT_ABI_MAJOR, b.table()->abi_minor);
+              accel.str(), b.name(), b.plugin(), INGOT_ABI_MAJOR, b.abi_minor());
   std::lock_guard<std::mutex> lock(allocators_mutex());
   auto& slot = allocators()[&b];
-  if (!slot) slot = std::make_unique<PinnedAllocator>(b);
+  if (!slot) slot = std::make_unique<PinnedAllocator>(b, accel.index);
   return *slot;
 }
 
@@ -132,7 +133,7 @@ Tensor to_async(const Tensor& src, Device device) {
   Tensor dst = Tensor::empty(from.shape(), from.dtype(), device);
   const size_t bytes = static_cast<size_t>(from.numel() * dtype_size(from.dtype()));
   const auto* data = static_cast<const char*>(from.storage()->data()) + from.offset() * dtype_size(from.dtype());
-  b.copy_async(dst.storage()->data(), device.kind, data, from.device().kind, bytes, exec_context());
+  b.copy_async(accel.index, dst.storage()->data(), device.kind, data, from.device().kind, bytes, exec_context());
   return dst;
 }
 

@@ -12,9 +12,11 @@
 #include <system_error>
 
 #include "ingot/plugin/ingot_plugin.h"
+#include "ingot/runtime/communicator_registry.h"
 #include "ingot/runtime/error.h"
 #include "ingot/runtime/logging.h"
 #include "ingot/runtime/registry.h"
+#include "runtime/host_api.h"
 
 namespace fs = std::filesystem;
 
@@ -61,53 +63,39 @@ std::string dlerror_text(const std::exception& e) {
   return end == std::string::npos || end < from ? what.substr(from) : what.substr(from, end - from);
 }
 
-void host_log(void* /*host*/, int32_t level, const char* plugin, const char* message) {
-  const int clamped = std::clamp(level, static_cast<int32_t>(INGOT_LOG_DEBUG), static_cast<int32_t>(INGOT_LOG_ERROR));
-  log_message(static_cast<LogLevel>(clamped), plugin == nullptr ? "plugin" : plugin,
-              message == nullptr ? "" : message);
-}
-
-const ingot_host_api& host_api() {
-  static const ingot_host_api api = [] {
-    ingot_host_api a{};
-    a.struct_size = sizeof(ingot_host_api);
-    a.abi_minor = INGOT_ABI_MINOR;
-    a.host = nullptr;
-    a.log = &host_log;
-    return a;
-  }();
-  return api;
-}
-
 // Libraries stay loaded for the life of the process: backend tables point into them.
 std::vector<boost::dll::shared_library>& kept_libraries() {
   static auto* libs = new std::vector<boost::dll::shared_library>();
   return *libs;
 }
 
-// Size of the ABI 1.0 backend table; later minors only append fields.
-constexpr size_t kMinBackendTableSize = offsetof(ingot_backend, destroy) + sizeof(ingot_backend::destroy);
-
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// Adds a started plugin's backends to the registry; a malformed table is skipped with a warning.
-void register_backends(const ingot_plugin_components& comps, PluginRecord& rec) {
-  BackendRegistry& registry = BackendRegistry::instance();
-  for (int32_t i = 0; i < comps.n_backends; ++i) {
-    const ingot_backend* b = comps.backends == nullptr ? nullptr : comps.backends[i];
-    if (b == nullptr || b->name == nullptr || b->struct_size < kMinBackendTableSize) {
-      log_warn("plugin {}: backend #{} has no name or a short table; skipped", rec.name, i);
-      continue;
-    }
-    if (registry.find(b->name) != nullptr) {
-      log_warn("plugin {}: a backend named '{}' already exists; skipped", rec.name, b->name);
+// Adds a started plugin's components to the registries; a malformed one is skipped with a warning.
+void register_components(const ingot_plugin_components& comps, PluginRecord& rec) {
+  BackendRegistry& backends = BackendRegistry::instance();
+  for (int32_t i = 0; i < comps.n_components; ++i) {
+    const ingot_component* c = comps.components == nullptr ? nullptr : &comps.components[i];
+    if (c == nullptr || c->struct_size < sizeof(ingot_component) || c->table == nullptr) {
+      log_warn("plugin {}: component #{} is malformed; skipped", rec.name, i);
       continue;
     }
     try {
-      registry.add(b, rec.name);
-      rec.backends.emplace_back(b->name);
+      if (c->kind == INGOT_COMPONENT_BACKEND) {
+        const auto* b = static_cast<const ingot_backend*>(c->table);
+        if (b->name != nullptr && backends.find(b->name) != nullptr) {
+          log_warn("plugin {}: a backend named '{}' already exists; skipped", rec.name, b->name);
+          continue;
+        }
+        rec.backends.emplace_back(backends.add(b, rec.name).name());
+      } else if (c->kind == INGOT_COMPONENT_COMMUNICATOR) {
+        const auto* t = static_cast<const ingot_communicator*>(c->table);
+        rec.communicators.emplace_back(CommunicatorRegistry::instance().add(t, rec.name).name);
+      } else {
+        log_warn("plugin {}: component #{} has unknown kind {}; skipped", rec.name, i, c->kind);
+      }
     } catch (const Error& e) {
       log_warn("{}; skipped", e.what());
     }
@@ -171,7 +159,7 @@ void start_plugin(const boost::dll::shared_library& lib, const std::deque<Plugin
     return;
   }
 
-  register_backends(comps, rec);
+  register_components(comps, rec);
   rec.available = true;
 }
 

@@ -11,12 +11,12 @@
 namespace ingot {
 namespace {
 
-/// Device memory straight from a backend (device backends cache internally).
+/// Memory of one device straight from its backend (device backends cache internally).
 class BackendAllocator final : public Allocator {
  public:
-  explicit BackendAllocator(const Backend& b) : backend_(b) {}
+  BackendAllocator(const Backend& b, int32_t index) : backend_(b), index_(index) {}
   void* allocate(size_t bytes) override {
-    void* p = backend_.alloc(bytes);
+    void* p = backend_.alloc(index_, bytes);
     stats_.allocations++;
     stats_.allocated += static_cast<int64_t>(bytes);
     stats_.reserved = std::max(stats_.reserved, stats_.allocated);
@@ -24,7 +24,7 @@ class BackendAllocator final : public Allocator {
     return p;
   }
   void deallocate(void* ptr, size_t bytes) override {
-    backend_.free(ptr);
+    backend_.free(index_, ptr);
     stats_.allocated -= static_cast<int64_t>(bytes);
   }
   MemoryStats stats() const override { return stats_; }
@@ -33,8 +33,38 @@ class BackendAllocator final : public Allocator {
 
  private:
   const Backend& backend_;
+  int32_t index_;
   MemoryStats stats_;
 };
+
+// The entries every table of ABI 2.0 holds; entries a later minor appends are read through
+// INGOT_TABLE_HAS.
+constexpr size_t kMinBackendSize = offsetof(ingot_backend, compute) + sizeof(ingot_backend::compute);
+constexpr size_t kMinComputeSize = offsetof(ingot_compute_table, execute) + sizeof(ingot_compute_table::execute);
+constexpr size_t kMinDeviceSize = offsetof(ingot_device_table, copy) + sizeof(ingot_device_table::copy);
+
+/// Why a backend table cannot be registered ("" when it can).
+std::string table_problem(const ingot_backend* t) {
+  if (t == nullptr) return "backend table is NULL";
+  if (t->struct_size < kMinBackendSize) return fmt::format("backend table is too short (struct_size {})", t->struct_size);
+  if (t->device == nullptr || t->compute == nullptr) return "backend has no device or no compute table";
+  const ingot_compute_table& c = *t->compute;
+  if (c.struct_size < kMinComputeSize || c.supports == nullptr || c.execute == nullptr)
+    return fmt::format("compute table is incomplete (struct_size {})", c.struct_size);
+  const ingot_device_table& d = *t->device;
+  if (d.struct_size < kMinDeviceSize || d.device_count == nullptr)
+    return fmt::format("device table is incomplete (struct_size {})", d.struct_size);
+  if (d.device_kind != INGOT_DEVICE_CPU && d.device_kind != INGOT_DEVICE_CUDA)
+    return fmt::format("unknown device kind {}", d.device_kind);
+  const bool memory = d.alloc != nullptr && d.free != nullptr && d.copy != nullptr;
+  if (d.device_kind == INGOT_DEVICE_CPU && (d.alloc != nullptr || d.free != nullptr))
+    return "a host backend has memory entries (host memory belongs to core; leave alloc and free NULL)";
+  if (d.device_kind != INGOT_DEVICE_CPU && !memory) return "a device backend needs alloc, free and copy";
+  const int32_t count = d.device_count(d.self);
+  if (count < 1 || (d.device_kind == INGOT_DEVICE_CPU && count != 1))
+    return fmt::format("device_count is {} (a host backend serves 1 device, a device backend at least 1)", count);
+  return {};
+}
 
 }  // namespace
 
@@ -46,14 +76,8 @@ BackendRegistry& BackendRegistry::instance() {
 BackendRegistry::BackendRegistry() { add(reference::backend_table(), "builtin"); }
 
 Backend& BackendRegistry::add(const ingot_backend* table, const std::string& plugin) {
-  // Tables of older minors are shorter (entries are appended): require the ABI 1.0 part only.
-  constexpr size_t kMinTableSize = offsetof(ingot_backend, destroy) + sizeof(ingot_backend::destroy);
-  INGOT_CHECK_AS(table != nullptr && table->struct_size >= kMinTableSize && table->supports != nullptr &&
-                     table->execute != nullptr,
-                 PluginError, "plugin {}: backend table is incomplete (struct_size {})", plugin,
-                 table != nullptr ? table->struct_size : 0);
-  INGOT_CHECK_AS(table->device_kind == INGOT_DEVICE_CPU || table->device_kind == INGOT_DEVICE_CUDA, PluginError,
-                 "plugin {}: unknown device kind {}", plugin, table->device_kind);
+  const std::string problem = table_problem(table);
+  INGOT_CHECK_AS(problem.empty(), PluginError, "plugin {}: {}", plugin, problem);
   backends_.push_back(std::make_unique<Backend>(table, plugin));
   rebuild();
   return *backends_.back();
@@ -86,16 +110,24 @@ void BackendRegistry::rebuild() {
                      [](const Backend* a, const Backend* b) { return a->priority() > b->priority(); });
 }
 
+const Backend& BackendRegistry::device_backend(Device device) const {
+  INGOT_CHECK(!device.is_cpu(), "device_backend: the CPU's memory belongs to core, not to a backend");
+  for (const Backend* b : candidates(device.kind)) {
+    if (!b->has_device_memory()) continue;
+    b->check_device(device.index);
+    return *b;
+  }
+  throw BackendMissingError(
+      fmt::format("{}: no backend provides this device (see `ingot plugins --verbose` for why)", device.str()));
+}
+
 Allocator& BackendRegistry::allocator(Device device) {
   if (device.is_cpu()) return host_allocator();
-  auto& slot = device_allocators_[static_cast<int>(device.kind)];
-  if (slot) return *slot;
-  for (const auto& b : candidates(device.kind))
-    if (b->table()->alloc != nullptr) {
-      slot = std::make_unique<BackendAllocator>(*b);
-      return *slot;
-    }
-  throw BackendMissingError(fmt::format("no backend provides memory on {}", device.str()));
+  const Backend& b = device_backend(device);
+  std::lock_guard<std::mutex> lock(allocators_mu_);
+  auto& slot = device_allocators_[{static_cast<int32_t>(device.kind), device.index}];
+  if (!slot) slot = std::make_unique<BackendAllocator>(b, device.index);
+  return *slot;
 }
 
 }  // namespace ingot

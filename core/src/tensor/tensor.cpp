@@ -4,7 +4,9 @@
 #include <numeric>
 
 #include "ingot/ops/op_info.h"
+#include "ingot/runtime/backend.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/error.h"
 #include "ingot/runtime/registry.h"
 #include "autograd/record.h"
 #include "ingot/ops/creation.h"
@@ -313,15 +315,14 @@ Tensor Tensor::to(Device dev) const {
   const Tensor src = contiguous();
   Tensor dst = empty(shape(), dtype(), dev);
   const Device accel = dev.is_cpu() ? device() : dev;
-  const Backend* b = nullptr;
-  for (const Backend* c : BackendRegistry::instance().candidates(accel.kind))
-    if (c->table()->copy != nullptr) b = c;
-  INGOT_CHECK(b != nullptr, "no backend copies between {} and {}", device().str(), dev.str());
-  throw_if_error(b->table()->copy(b->table()->self, dst.storage()->data(), static_cast<int32_t>(dev.kind),
-                                  static_cast<const char*>(src.storage()->data()) + src.offset() * dtype_size(dtype()),
-                                  static_cast<int32_t>(device().kind), static_cast<size_t>(src.numel() * dtype_size(dtype())),
-                                  &exec_context()),
-                 fmt::format("copy {} -> {}", device().str(), dev.str()));
+  const Backend& b = BackendRegistry::instance().device_backend(accel);  // the one holding its memory
+  try {
+    b.copy(accel.index, dst.storage()->data(), dev.kind,
+           static_cast<const char*>(src.storage()->data()) + src.offset() * dtype_size(dtype()), device().kind,
+           static_cast<size_t>(src.numel() * dtype_size(dtype())), exec_context());
+  } catch (const PluginError& e) {
+    throw PluginError(fmt::format("copy {} -> {}: {}", device().str(), dev.str(), e.what()));
+  }
   return autograd::record_view(*this, dst, "ToDeviceBackward", [src = device()](const Tensor& g) { return g.to(src); });
 }
 

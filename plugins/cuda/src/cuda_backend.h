@@ -1,8 +1,12 @@
-// CudaBackend: the backend "cuda" (device kind CUDA) over one DeviceContext; routes each op to its
-// family (own kernels, cuBLASLt matmul, cuDNN convolution) and serves device memory and copies.
+// CudaBackend: the backend "cuda" (device kind CUDA) serving every visible GPU. Its compute side
+// routes each op by family (own kernels, cuBLASLt matmul, cuDNN convolution) on the device the
+// descriptors name; its device side serves memory, copies, streams and events per device. Each
+// GPU has its own DeviceState (stream, handles, caching allocator, conv engine), made on first use.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "conv_engine.h"
 #include "device_context.h"
@@ -10,34 +14,59 @@
 
 namespace ingot::cuda {
 
-class CudaBackend final : public sdk::BackendImpl {
- public:
-  explicit CudaBackend(int device);
+/// One GPU: its context (compute stream, library handles, caching allocator) and conv engine.
+struct DeviceState {
+  explicit DeviceState(int device) : ctx(device), conv(make_legacy_conv_engine(ctx)) {}
+  DeviceContext ctx;
+  std::unique_ptr<ConvEngine> conv;
+};
 
+class CudaBackend final : public sdk::ComputeImpl, public sdk::DeviceImpl {
+ public:
+  /// Serves devices 0 .. device_count - 1 (cudaGetDeviceCount); creates no context yet.
+  explicit CudaBackend(int32_t device_count);
+  ~CudaBackend() override;
+
+  // ---- compute (cuda_backend.cpp) ----
   bool supports(const sdk::OpCall& call) override;
   void execute(const sdk::OpCall& call, const ingot_exec_context& ctx) override;
   void plan_cache_stats(ingot_plan_cache_stats& stats) override;
   const char* impl_name(int32_t op) override;
 
-  void* alloc(size_t bytes) { return dev_.allocator().allocate(bytes); }
-  void free(void* ptr) { dev_.allocator().release(ptr); }
-  /// Host <-> device and device <-> device copies on the compute stream; returns once `dst` holds
-  /// the data when it is host memory or when `src` is host memory the caller may reuse. `async`
-  /// (the ABI's copy_async) returns once the copy is queued: the caller synchronizes.
-  void copy(void* dst, int32_t dst_kind, const void* src, int32_t src_kind, size_t bytes, const ingot_exec_context* ctx,
-            bool async = false);
-  DeviceContext& device() { return dev_; }
+  // ---- device (cuda_device.cpp) ----
+  int32_t device_count() override { return count_; }
+  sdk::DeviceOffers offers() const override;
+  void* alloc(int32_t device, size_t bytes) override;
+  void free(int32_t device, void* ptr) override;
+  /// Host <-> device and device <-> device copies on the device's compute stream; returns once
+  /// `dst` holds the data when it is host memory, or once a host `src` may be reused. `async`
+  /// (copy_async) returns once the copy is queued: the caller synchronizes.
+  void copy(int32_t device, void* dst, int32_t dst_kind, const void* src, int32_t src_kind, size_t bytes,
+            const ingot_exec_context* ctx, bool async) override;
+  void* host_alloc_pinned(int32_t device, size_t bytes) override;
+  void host_free_pinned(int32_t device, void* ptr) override;
+  void synchronize(int32_t device) override;
+  void* native_stream(int32_t device) override;
+  void* event_create(int32_t device) override;
+  void event_record(int32_t device, void* event, const ingot_exec_context* ctx) override;
+  void event_synchronize(int32_t device, void* event) override;
+  double event_elapsed_ms(int32_t device, void* start, void* end) override;
+  void event_destroy(int32_t device, void* event) override;
+  ingot_memory_stats memory_stats(int32_t device) override;
+  void reset_peak_memory_stats(int32_t device) override;
+  void empty_cache(int32_t device) override;
 
-  /// The ABI table of a CudaBackend (sdk table plus alloc / free / copy and the ABI 1.2 device
-  /// entries); takes ownership.
-  static ingot_backend make_table(CudaBackend* impl);
-  /// Fills the ABI 1.2 entries: memory stats, pinned memory, copy_async, streams, events
-  /// (device_entries.cpp).
-  static void fill_device_entries(ingot_backend& table);
+  /// Device `index`'s state (created on first use), after cudaSetDevice(index) on this thread.
+  /// Throws sdk::Failure for an index outside 0 .. device_count - 1.
+  DeviceState& device(int32_t index);
 
  private:
-  DeviceContext dev_;
-  std::unique_ptr<ConvEngine> conv_;
+  void wait_for_owner(const void* ptr, int32_t dev);
+
+  int32_t count_;
+  std::unique_ptr<std::atomic<DeviceState*>[]> states_;
+  std::mutex create_mu_;
+  std::atomic<int32_t> last_device_{0};  // whose conv engine impl_name reports
 };
 
 }  // namespace ingot::cuda

@@ -36,11 +36,20 @@ cudaStream_t DeviceContext::stream_for(const ingot_exec_context* ctx) const {
   return stream_;
 }
 
-std::string DeviceContext::describe() const {
+namespace {
+std::string describe_props(const cudaDeviceProp& p) {
   char gib[32];
-  std::snprintf(gib, sizeof(gib), "%.1f", static_cast<double>(props_.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
-  return std::string(props_.name) + " (sm_" + std::to_string(props_.major) + std::to_string(props_.minor) + ", " + gib +
-         " GiB)";
+  std::snprintf(gib, sizeof(gib), "%.1f", static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+  return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " + gib + " GiB)";
+}
+}  // namespace
+
+std::string DeviceContext::describe() const { return describe_props(props_); }
+
+std::string describe_device(int device) {
+  cudaDeviceProp p{};
+  INGOT_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  return describe_props(p);
 }
 
 cublasLtHandle_t DeviceContext::cublaslt() {

@@ -49,6 +49,9 @@ class DeviceContext {
   size_t lt_workspace_bytes_ = 0;
 };
 
+/// "NVIDIA H200 (sm_90, 139.8 GiB)" for device `device`, without creating its context.
+std::string describe_device(int device);
+
 /// Records two events around work on a stream and reports the milliseconds between them.
 class EventTimer {
  public:

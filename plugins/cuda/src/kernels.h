@@ -26,8 +26,8 @@ inline bool has_dtype(uint32_t mask, int32_t dtype) { return dtype >= 0 && dtype
   bool name##_supports(const sdk::OpCall& call); \
   void name##_run(const sdk::OpCall& call, const Launch& launch);
 
-INGOT_CUDA_FAMILY(unary)     // k_elementwise.cu: NEG .. LOGICAL_NOT
-INGOT_CUDA_FAMILY(binary)    // k_elementwise.cu: ADD .. MINIMUM, comparisons, logical ops, WHERE, RELU_BWD
+INGOT_CUDA_FAMILY(unary)     // k_elementwise.cu: family ELEMENTWISE_UNARY
+INGOT_CUDA_FAMILY(binary)    // k_elementwise.cu: families ELEMENTWISE_BINARY, COMPARISON, SELECT
 INGOT_CUDA_FAMILY(creation)  // k_creation.cu: FILL, COPY, CAST, ARANGE
 INGOT_CUDA_FAMILY(reduce)    // k_reduce.cu: SUM MEAN MAX MIN ARGMAX
 INGOT_CUDA_FAMILY(softmax)   // k_softmax.cu: SOFTMAX, LOG_SOFTMAX and their backward ops

@@ -1,10 +1,11 @@
 // Entry points of the cuda plugin: probe (is there an NVIDIA driver and a device? no context is
-// created) and init (the "cuda" backend on device 0).
+// created) and init (the "cuda" backend serving every visible GPU; contexts are made on first use).
 #include <cuda_runtime_api.h>
 
 #include <string>
 
 #include "cuda_backend.h"
+#include "cuda_check.h"
 #include "ingot/plugin/sdk.h"
 
 namespace {
@@ -35,10 +36,13 @@ bool cuda_probe(std::string& reason) {
 }
 
 void cuda_init(const ingot_host_api* host, ingot::sdk::Components& out) {
-  static ingot_backend table = ingot::cuda::CudaBackend::make_table(new ingot::cuda::CudaBackend(0));
-  out.add(&table);
-  auto* backend = static_cast<ingot::cuda::CudaBackend*>(static_cast<ingot::sdk::BackendImpl*>(table.self));
-  ingot::sdk::log(host, INGOT_LOG_INFO, "cuda", "cuda backend on device 0: " + backend->device().describe());
+  int count = 0;
+  INGOT_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (count < 1) throw ingot::sdk::Failure(INGOT_ERR_NO_DEVICE, "cuda: no visible device");
+  out.add(ingot::sdk::make_device_backend(new ingot::cuda::CudaBackend(count), "cuda", INGOT_DEVICE_CUDA, 100));
+  for (int i = 0; i < count; ++i)
+    ingot::sdk::log(host, INGOT_LOG_INFO, "cuda", "cuda backend on device " + std::to_string(i) + ": " +
+                                                      ingot::cuda::describe_device(i));
 }
 
 }  // namespace

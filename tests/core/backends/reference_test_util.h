@@ -63,7 +63,7 @@ inline void check_values(const Tensor& t, const std::vector<double>& expected, d
 /// The reference table's supports() for raw descriptors.
 inline bool supports(OpKind op, const std::vector<ingot_tensor_desc>& in, const std::vector<ingot_tensor_desc>& out,
                      const void* attrs = nullptr) {
-  const ingot_backend* t = reference().table();
+  const ingot_compute_table* t = reference().compute_table();
   return t->supports(t->self, op, in.data(), static_cast<int32_t>(in.size()), out.data(),
                      static_cast<int32_t>(out.size()), attrs) != 0;
 }

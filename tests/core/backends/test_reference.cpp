@@ -431,7 +431,7 @@ TEST_CASE("integer arithmetic wraps; 0-dim tensors and zero-size dims", "[refere
 }
 
 TEST_CASE("bad arguments to any op give a status, never a crash", "[reference][errors]") {
-  const ingot_backend* t = reference().table();
+  const ingot_compute_table* t = reference().compute_table();
   alignas(8) unsigned char attrs[512] = {};
   const uint32_t big = sizeof(attrs);
   std::memcpy(attrs, &big, sizeof(big));  // a zeroed attribute struct of any kind

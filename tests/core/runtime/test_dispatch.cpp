@@ -13,7 +13,7 @@ using namespace ingot;
 namespace {
 
 /// A test backend that runs NEG on f32 and keeps its output in a private "reversed" layout.
-class ReversingBackend final : public sdk::BackendImpl {
+class ReversingBackend final : public sdk::ComputeImpl {
  public:
   int tag = 0;
   int released = 0;
@@ -51,8 +51,7 @@ class ReversingBackend final : public sdk::BackendImpl {
 ReversingBackend& reversing() {
   static ReversingBackend* impl = [] {
     auto* b = new ReversingBackend();
-    static ingot_backend table = sdk::make_backend_table(b, "reversing", INGOT_DEVICE_CPU, 50);
-    BackendRegistry::instance().add(&table, "test");
+    BackendRegistry::instance().add(sdk::make_host_backend(b, "reversing", 50), "test");
     return b;
   }();
   return *impl;

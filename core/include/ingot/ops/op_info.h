@@ -1,4 +1,4 @@
-// Metadata of every op, generated from op_table.def: name, arity, attribute struct, dtypes.
+// Metadata of every op, generated from op_table.def: name, family, arity, attribute struct, dtypes.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,7 @@ struct OpInfo {
   size_t attr_size;  ///< sizeof(ingot_attr_<attr>)
   uint32_t dtypes;   ///< INGOT_DTYPES_* bits of accepted input dtypes
   bool differentiable;
+  ingot_op_family family;  ///< the kernel family backends route the op to
 };
 
 /// Row for an op kind; throws on an out-of-range kind.

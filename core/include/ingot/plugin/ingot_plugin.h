@@ -1,6 +1,17 @@
-/* Ingot plugin ABI: the plain C99 boundary between core and run-time loaded plugins.
- * Rules: every struct starts with struct_size and abi_minor; tables are append-only; the major
- * version must match exactly; whoever allocates frees; no C++ type crosses this boundary. */
+/* Ingot plugin ABI 2.0: the plain C99 boundary between core and run-time loaded plugins.
+ *
+ * Rules: every struct starts with struct_size and abi_minor; tables are append-only within a
+ * major version (read entries of a later minor only through INGOT_TABLE_HAS); the major version
+ * must match exactly; whoever allocates frees; no C++ type and no exception crosses this boundary.
+ *
+ * A plugin exports query / probe / init (bottom of this file). init hands back an array of
+ * components, each tagged by kind:
+ *   - INGOT_COMPONENT_BACKEND: an ingot_backend = name + priority + a device table (memory,
+ *     copies, streams, events of every device it serves) + a compute table (ops);
+ *   - INGOT_COMPONENT_COMMUNICATOR: an ingot_communicator (collectives between ranks, bootstrapped
+ *     over the host's key-value store).
+ * Devices are addressed by kind and index everywhere: every device entry takes a device_index,
+ * and execute finds its device in the descriptors' device_index. */
 #ifndef INGOT_PLUGIN_H
 #define INGOT_PLUGIN_H
 
@@ -11,8 +22,8 @@
 extern "C" {
 #endif
 
-#define INGOT_ABI_MAJOR 1
-#define INGOT_ABI_MINOR 2
+#define INGOT_ABI_MAJOR 2
+#define INGOT_ABI_MINOR 0
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -74,7 +85,8 @@ typedef enum ingot_status_code {
   INGOT_ERR_UNSUPPORTED = 2,
   INGOT_ERR_OUT_OF_MEMORY = 3,
   INGOT_ERR_RUNTIME = 4,
-  INGOT_ERR_NO_DEVICE = 5
+  INGOT_ERR_NO_DEVICE = 5,
+  INGOT_ERR_TIMEOUT = 6 /* a key-value store wait or a collective ran out of time */
 } ingot_status_code;
 
 /* NULL means success. A non-NULL status is released by its `release`, set by its creator. */
@@ -86,13 +98,47 @@ typedef struct ingot_status {
   void (*release)(struct ingot_status* self);
 } ingot_status;
 
-/* ---- op kinds and attributes ------------------------------------------------------------- */
+/* ---- op kinds, families and attributes ------------------------------------------------- */
 typedef enum ingot_op_kind {
-#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad) INGOT_OP_##ENUM,
-#include "ingot/ops/op_table.def"
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) INGOT_OP_##ENUM,
+#include "ingot/plugin/op_table.def"
 #undef INGOT_OP
   INGOT_OP_COUNT
 } ingot_op_kind;
+
+/* The kernel family of an op (the op table's family column). Backends route an op by its family,
+ * never by ranges of op numbers, and each family's kernels check the op they got: an op appended
+ * to the table later reaches the right family, or is declined, never misrouted. */
+typedef enum ingot_op_family {
+  INGOT_FAMILY_UNKNOWN = 0,            /* not an op of the table this plugin was built with */
+  INGOT_FAMILY_ELEMENTWISE_UNARY = 1,  /* one input, same shape: NEG .. LOGICAL_NOT */
+  INGOT_FAMILY_ELEMENTWISE_BINARY = 2, /* two inputs, broadcasting arithmetic; RELU_BWD */
+  INGOT_FAMILY_COMPARISON = 3,         /* comparisons and logical AND / OR (bool output) */
+  INGOT_FAMILY_SELECT = 4,             /* WHERE */
+  INGOT_FAMILY_REDUCTION = 5,          /* SUM MEAN MAX MIN (to the output's shape), ARGMAX */
+  INGOT_FAMILY_MATMUL = 6,
+  INGOT_FAMILY_CONV = 7,               /* convolutions and their backward ops */
+  INGOT_FAMILY_POOL = 8,               /* pooling and its backward ops */
+  INGOT_FAMILY_INDEX = 9,              /* CONCAT PAD GATHER INDEX_SELECT SCATTER_ADD */
+  INGOT_FAMILY_SORT = 10,              /* SORT TOPK */
+  INGOT_FAMILY_CREATION = 11,          /* ARANGE FILL (no inputs) */
+  INGOT_FAMILY_COPY = 12,              /* COPY CAST */
+  INGOT_FAMILY_SOFTMAX = 13,           /* softmax, log-softmax and their backward ops */
+  INGOT_FAMILY_NORM = 14,              /* layer and batch normalisation, forward and backward */
+  INGOT_FAMILY_OPTIMIZER = 15,         /* multi-tensor updates and GLOBAL_NORM */
+  INGOT_FAMILY_RANDOM = 16,            /* Philox draws and DROPOUT */
+  INGOT_FAMILY_COUNT = 17
+} ingot_op_family;
+
+/* The family of `op`; INGOT_FAMILY_UNKNOWN for a number outside this header's op table. */
+static inline ingot_op_family ingot_op_family_of(int32_t op) {
+  static const unsigned char families[INGOT_OP_COUNT] = {
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) (unsigned char)INGOT_FAMILY_##family,
+#include "ingot/plugin/op_table.def"
+#undef INGOT_OP
+  };
+  return (op >= 0 && op < (int32_t)INGOT_OP_COUNT) ? (ingot_op_family)families[op] : INGOT_FAMILY_UNKNOWN;
+}
 
 typedef enum ingot_activation {
   INGOT_ACT_NONE = 0,
@@ -137,8 +183,8 @@ typedef struct ingot_attr_pool2d {
   int64_t padding[2];
   int32_t ceil_mode;
   int32_t count_include_pad; /* avg pooling only */
-  /* ABI 1.2, MAX_POOL2D: nonzero when nobody reads the indices output (inference); a backend
-   * may leave it unwritten. Backends of ABI 1.1 read a shorter struct and ignore it. */
+  /* MAX_POOL2D: nonzero when nobody reads the indices output (inference); a backend may leave
+   * it unwritten. */
   int32_t indices_unused;
 } ingot_attr_pool2d;
 /* constant padding: pads[2*d] before and pads[2*d+1] after dim d */
@@ -186,7 +232,7 @@ typedef struct ingot_attr_sgd {
   int32_t first_step;
 } ingot_attr_sgd;
 /* torch.optim.Adam (decoupled = 0) / AdamW (decoupled = 1); step is the 1-based number of
- * this update (bias corrections 1 - beta^step). Appended in ABI 1.1. */
+ * this update (bias corrections 1 - beta^step). */
 typedef struct ingot_attr_adam {
   INGOT_ATTR_HEAD;
   double lr;
@@ -217,17 +263,16 @@ typedef struct ingot_exec_context {
   void* host;
   /* Scratch memory from core's allocator, valid until the call returns. */
   ingot_status* (*workspace)(void* host, size_t bytes, void** ptr);
-  void* stream; /* device backends: the native stream handle, NULL = default */
+  void* stream; /* device backends: the native stream handle, NULL = the device's compute stream */
 } ingot_exec_context;
 
-/* ---- backend component ------------------------------------------------------------------- */
 /* 1 when `table` (a struct that starts with struct_size) is long enough to hold `field` and the
  * entry is set. Entries appended by a later minor are absent from older tables: read them only
  * through this check; a missing entry means "not supported". */
 #define INGOT_TABLE_HAS(table, type, field) \
   ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field) && (table)->field != NULL)
 
-/* A device allocator's counters (bytes unless noted), as core's MemoryStats. Appended in ABI 1.2. */
+/* A device allocator's counters (bytes unless noted), as core's MemoryStats. */
 typedef struct ingot_memory_stats {
   uint32_t struct_size;
   uint32_t abi_minor;
@@ -247,14 +292,65 @@ typedef struct ingot_plan_cache_stats {
   int64_t misses;
 } ingot_plan_cache_stats;
 
-typedef struct ingot_backend {
+/* ---- backend component: device table -------------------------------------------------------
+ * The devices a backend serves: device_count devices of device_kind, numbered 0..count-1. Every
+ * entry takes the index of the device it acts on and returns an error status for an index out
+ * of range. A host backend (device kind CPU) has device_count 1 and leaves every other entry
+ * NULL: host memory belongs to core. A device backend sets device_count, alloc, free and copy;
+ * the entries after them are optional (NULL = not supported; core says so in one line). */
+typedef struct ingot_device_table {
   uint32_t struct_size;
   uint32_t abi_minor;
   void* self;
-  const char* name;
-  int32_t device_kind;
-  int32_t priority; /* higher wins among backends of the same device kind that support an op */
+  int32_t device_kind; /* ingot_device_kind */
+  int32_t reserved;
+  /* Number of devices served (visible GPUs for CUDA); constant for the process. */
+  int32_t (*device_count)(void* self);
+  /* Device memory of device_index; freed only by free with the same index. */
+  ingot_status* (*alloc)(void* self, int32_t device_index, size_t bytes, void** ptr);
+  void (*free)(void* self, int32_t device_index, void* ptr);
+  /* Copy between host memory and device device_index, or within that device (sizes in bytes,
+   * both contiguous), ordered after the work queued on its compute stream (ctx->stream
+   * overrides it; ctx may be NULL). Synchronous for the caller: returns once dst holds the data
+   * when dst is host memory, and once src may be reused when src is host memory. */
+  ingot_status* (*copy)(void* self, int32_t device_index, void* dst, int32_t dst_device_kind, const void* src,
+                        int32_t src_device_kind, size_t bytes, const ingot_exec_context* ctx);
+  /* As copy, but returns once the copy is queued: host buffers must stay untouched until
+   * synchronize, or an event recorded after the copy, has completed. From or to pageable host
+   * memory it may block like copy. */
+  ingot_status* (*copy_async)(void* self, int32_t device_index, void* dst, int32_t dst_device_kind,
+                              const void* src, int32_t src_device_kind, size_t bytes,
+                              const ingot_exec_context* ctx);
+  /* Page-locked host memory, the source and target of asynchronous copies to any device of the
+   * backend; freed only by host_free_pinned of the same backend. */
+  ingot_status* (*host_alloc_pinned)(void* self, int32_t device_index, size_t bytes, void** ptr);
+  void (*host_free_pinned)(void* self, int32_t device_index, void* ptr);
+  /* Returns once all work queued on the compute stream of device_index has finished. */
+  ingot_status* (*synchronize)(void* self, int32_t device_index);
+  /* The native handle of the device's compute stream (cudaStream_t for CUDA), valid for the
+   * process, so a communicator can enqueue its work in order with the backend's ops. */
+  ingot_status* (*native_stream)(void* self, int32_t device_index, void** stream);
+  /* Timing events of one device: record on its compute stream (ctx->stream overrides; ctx may be
+   * NULL); elapsed_ms waits for `end` and gives the milliseconds between two recorded events. */
+  ingot_status* (*event_create)(void* self, int32_t device_index, void** event);
+  ingot_status* (*event_record)(void* self, int32_t device_index, void* event, const ingot_exec_context* ctx);
+  ingot_status* (*event_synchronize)(void* self, int32_t device_index, void* event);
+  ingot_status* (*event_elapsed_ms)(void* self, int32_t device_index, void* start, void* end, double* ms);
+  void (*event_destroy)(void* self, int32_t device_index, void* event);
+  /* The allocator of device_index: counters, peak reset (peak_allocated = allocated), and
+   * empty_cache, which returns cached, unused blocks to the device. */
+  ingot_status* (*memory_stats)(void* self, int32_t device_index, ingot_memory_stats* out);
+  ingot_status* (*reset_peak_memory_stats)(void* self, int32_t device_index);
+  ingot_status* (*empty_cache)(void* self, int32_t device_index);
+} ingot_device_table;
 
+/* ---- backend component: compute table ------------------------------------------------------
+ * The ops a backend runs. The device of a call is the descriptors' (device_kind, device_index);
+ * a backend declines (supports = 0) a call whose tensors are on a device it does not serve. */
+typedef struct ingot_compute_table {
+  uint32_t struct_size;
+  uint32_t abi_minor;
+  void* self;
   /* 1 if the backend runs this op for these descriptors (data pointers may be NULL). */
   int (*supports)(void* self, int32_t op, const ingot_tensor_desc* inputs, int32_t n_in,
                   const ingot_tensor_desc* outputs, int32_t n_out, const void* attrs);
@@ -267,52 +363,66 @@ typedef struct ingot_backend {
                            const ingot_tensor_desc* outputs, int32_t n_out, const void* attrs,
                            const ingot_exec_context* ctx);
   /* Opaque layouts: reorder into a strided desc core allocated, and reference counting. */
-  ingot_status* (*to_strided)(void* self, const ingot_tensor_desc* src,
-                              const ingot_tensor_desc* dst, const ingot_exec_context* ctx);
+  ingot_status* (*to_strided)(void* self, const ingot_tensor_desc* src, const ingot_tensor_desc* dst,
+                              const ingot_exec_context* ctx);
   void (*layout_retain)(void* self, void* layout_handle);
   void (*layout_release)(void* self, void* layout_handle);
-  /* Device memory (NULL for host backends: host memory belongs to core). */
-  ingot_status* (*alloc)(void* self, size_t bytes, void** ptr);
-  void (*free)(void* self, void* ptr);
-  /* Copy between host and this backend's device (sizes in bytes, both contiguous), ordered after
-   * the work queued on the compute stream (ctx->stream overrides it). Synchronous for the caller:
-   * returns once dst holds the data when dst is host memory, and once src may be reused when src
-   * is host memory (pinned or not). copy_async (ABI 1.2) is the variant that does not wait. */
-  ingot_status* (*copy)(void* self, void* dst, int32_t dst_device_kind, const void* src,
-                        int32_t src_device_kind, size_t bytes, const ingot_exec_context* ctx);
   void (*plan_cache_stats)(void* self, ingot_plan_cache_stats* stats);
   /* Implementation name of the last plan built for `op` (e.g. "brg:avx512_core"), or NULL. */
   const char* (*impl_name)(void* self, int32_t op);
-  void (*destroy)(void* self);
+} ingot_compute_table;
 
-  /* ---- appended in ABI 1.2, device backends only; read through INGOT_TABLE_HAS ------------- */
-  /* The allocator of device `device_index`: counters, peak reset (peak_allocated = allocated),
-   * and empty_cache, which returns cached, unused blocks to the device. */
-  ingot_status* (*memory_stats)(void* self, int32_t device_index, ingot_memory_stats* out);
-  ingot_status* (*reset_peak_memory_stats)(void* self, int32_t device_index);
-  ingot_status* (*empty_cache)(void* self, int32_t device_index);
-  /* Page-locked host memory, the source and target of asynchronous copies; freed only by
-   * host_free_pinned of the same backend. */
-  ingot_status* (*host_alloc_pinned)(void* self, size_t bytes, void** ptr);
-  void (*host_free_pinned)(void* self, void* ptr);
-  /* As copy, but returns once the copy is queued on the compute stream (ctx->stream overrides):
-   * host buffers must stay untouched until synchronize, or an event recorded after the copy,
-   * has completed. From or to pageable host memory it may block like copy. */
-  ingot_status* (*copy_async)(void* self, void* dst, int32_t dst_device_kind, const void* src,
-                              int32_t src_device_kind, size_t bytes, const ingot_exec_context* ctx);
-  /* Returns once all work queued on the compute stream of `device_index` has finished. */
-  ingot_status* (*synchronize)(void* self, int32_t device_index);
-  /* The native handle of the compute stream (cudaStream_t for CUDA), valid for the process, so a
-   * communicator plugin (NCCL) can enqueue its work in order with the backend's ops. */
-  ingot_status* (*native_stream)(void* self, int32_t device_index, void** stream);
-  /* Timing events: record on the compute stream (ctx->stream overrides; ctx may be NULL);
-   * elapsed_ms waits for `end` and gives the milliseconds between two recorded events. */
-  ingot_status* (*event_create)(void* self, int32_t device_index, void** event);
-  ingot_status* (*event_record)(void* self, void* event, const ingot_exec_context* ctx);
-  ingot_status* (*event_synchronize)(void* self, void* event);
-  ingot_status* (*event_elapsed_ms)(void* self, void* start, void* end, double* ms);
-  void (*event_destroy)(void* self, void* event);
+/* A backend: both tables, valid for the process (core never destroys a backend). */
+typedef struct ingot_backend {
+  uint32_t struct_size;
+  uint32_t abi_minor;
+  const char* name;
+  int32_t priority; /* higher wins among backends of the same device kind that support an op */
+  int32_t reserved;
+  const ingot_device_table* device;
+  const ingot_compute_table* compute;
 } ingot_backend;
+
+/* ---- communicator component ----------------------------------------------------------------- */
+typedef enum ingot_reduce_op {
+  INGOT_REDUCE_SUM = 0,
+  INGOT_REDUCE_AVG = 1, /* sum / world_size (integers truncate) */
+  INGOT_REDUCE_MAX = 2,
+  INGOT_REDUCE_MIN = 3
+} ingot_reduce_op;
+
+/* Collectives between world_size ranks (threads or processes), one communicator per rank. All
+ * ranks call the same collectives in the same order. Tensors are contiguous, on the device the
+ * communicator was created for, and input and output have one dtype; stream is the native stream
+ * to order the work on (NULL = the device's compute stream, or synchronous on the host). An
+ * output may be the input (in place) where its size allows. */
+typedef struct ingot_communicator {
+  uint32_t struct_size;
+  uint32_t abi_minor;
+  void* self;
+  const char* name;
+  int32_t device_kind; /* the kind of device whose tensors it exchanges */
+  int32_t reserved;
+  /* Joins rank `rank` of `world_size` through kv_store (a handle of the host API's store), for
+   * tensors on (device_kind, device_index); blocks until the group is formed or fails. */
+  ingot_status* (*create)(void* self, int32_t rank, int32_t world_size, void* kv_store, int32_t device_kind,
+                          int32_t device_index, void** comm);
+  /* output = reduce(input of every rank); same shape. */
+  ingot_status* (*all_reduce)(void* self, void* comm, const ingot_tensor_desc* input,
+                              const ingot_tensor_desc* output, int32_t reduce_op, void* stream);
+  /* output = input of rank `root`; same shape. */
+  ingot_status* (*broadcast)(void* self, void* comm, const ingot_tensor_desc* input,
+                             const ingot_tensor_desc* output, int32_t root, void* stream);
+  /* output = the inputs of ranks 0..world_size-1 one after the other (world_size x numel). */
+  ingot_status* (*all_gather)(void* self, void* comm, const ingot_tensor_desc* input,
+                              const ingot_tensor_desc* output, void* stream);
+  /* input holds world_size chunks of numel(output); rank r gets the reduction of every rank's chunk r. */
+  ingot_status* (*reduce_scatter)(void* self, void* comm, const ingot_tensor_desc* input,
+                                  const ingot_tensor_desc* output, int32_t reduce_op, void* stream);
+  /* Returns once every rank has called barrier. */
+  ingot_status* (*barrier)(void* self, void* comm, void* stream);
+  void (*destroy)(void* self, void* comm);
+} ingot_communicator;
 
 /* ---- host API and plugin entry points ---------------------------------------------------- */
 typedef enum ingot_log_level {
@@ -322,14 +432,32 @@ typedef enum ingot_log_level {
   INGOT_LOG_ERROR = 3
 } ingot_log_level;
 
+/* Services core offers a plugin; valid for the process. Statuses it returns are released by the
+ * plugin through their release pointer. The key-value store is what a group of ranks bootstraps
+ * over (unique ids, addresses): core passes its opaque handle to communicator create, and the
+ * plugin uses it only through kv_set / kv_get. One store serves one communicator group. */
 typedef struct ingot_host_api {
   uint32_t struct_size;
   uint32_t abi_minor;
   void* host;
   void (*log)(void* host, int32_t level, const char* plugin, const char* message);
+  /* Stores `size` bytes under `key` (replacing an earlier value) and wakes waiting readers. */
+  ingot_status* (*kv_set)(void* host, void* kv_store, const char* key, const void* value, size_t size);
+  /* Waits up to timeout_ms (< 0: without limit) until `key` exists, then copies
+   * min(size, capacity) bytes of its value into buffer and sets *size to the value's size (call
+   * again with a larger buffer when it exceeds capacity). INGOT_ERR_TIMEOUT when time runs out. */
+  ingot_status* (*kv_get)(void* host, void* kv_store, const char* key, int64_t timeout_ms, void* buffer,
+                          size_t capacity, size_t* size);
 } ingot_host_api;
 
-#define INGOT_KIND_BACKEND (1u << 0)
+typedef enum ingot_component_kind {
+  INGOT_COMPONENT_BACKEND = 0,     /* table: const ingot_backend* */
+  INGOT_COMPONENT_COMMUNICATOR = 1 /* table: const ingot_communicator* */
+} ingot_component_kind;
+
+/* Bits of ingot_plugin_info.kinds: the component kinds a plugin's init may hand back. */
+#define INGOT_KIND_BACKEND (1u << INGOT_COMPONENT_BACKEND)
+#define INGOT_KIND_COMMUNICATOR (1u << INGOT_COMPONENT_COMMUNICATOR)
 
 typedef struct ingot_plugin_info {
   uint32_t struct_size;
@@ -341,11 +469,21 @@ typedef struct ingot_plugin_info {
   const char* description;
 } ingot_plugin_info;
 
+/* One component: `table` points to the struct its kind names. */
+typedef struct ingot_component {
+  uint32_t struct_size;
+  uint32_t abi_minor;
+  int32_t kind; /* ingot_component_kind */
+  int32_t reserved;
+  const void* table;
+} ingot_component;
+
 typedef struct ingot_plugin_components {
   uint32_t struct_size;
   uint32_t abi_minor;
-  int32_t n_backends;
-  const ingot_backend* const* backends; /* owned by the plugin, valid for the process */
+  int32_t n_components;
+  int32_t reserved;
+  const ingot_component* components; /* owned by the plugin, valid for the process */
 } ingot_plugin_components;
 
 /* Entry points every plugin exports (extern "C"). query has no side effects; probe creates no

@@ -1,5 +1,6 @@
-// Backend: core's handle on one backend table (the built-in reference or a plugin's), which
-// turns ABI status objects into exceptions that name the backend and the op.
+// Backend: core's handle on one backend component (the built-in reference or a plugin's): its
+// compute table (ops) and device table (memory, copies, streams, events of each device it serves).
+// Turns ABI status objects into exceptions that name the backend, the device and the op.
 #pragma once
 
 #include <string>
@@ -13,16 +14,22 @@ namespace ingot {
 class Backend {
  public:
   /// `table` must outlive the process (plugins are never unloaded); `plugin` names its source.
+  /// The registry validates the table before it builds a Backend.
   Backend(const ingot_backend* table, std::string plugin);
 
   const std::string& name() const { return name_; }
   const std::string& plugin() const { return plugin_; }
-  DeviceKind device_kind() const { return static_cast<DeviceKind>(table_->device_kind); }
+  DeviceKind device_kind() const { return static_cast<DeviceKind>(device_->device_kind); }
   int priority() const { return table_->priority; }
   const ingot_backend* table() const { return table_; }
+  const ingot_device_table* device_table() const { return device_; }
+  const ingot_compute_table* compute_table() const { return compute_; }
+  /// The minor ABI version the backend's tables were built with.
+  uint32_t abi_minor() const { return table_->abi_minor; }
   bool enabled() const { return enabled_; }
   void set_enabled(bool on) { enabled_ = on; }
 
+  // ---- compute ----------------------------------------------------------------------------
   bool supports(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out,
                 int n_out, const void* attrs) const;
   /// Lets the backend pick an opaque layout for output `index`; no-op when it has no opinion.
@@ -33,39 +40,54 @@ class Backend {
   void to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
                   const ingot_exec_context& ctx) const;
   void layout_release(void* handle) const;
-  void* alloc(size_t bytes) const;
-  void free(void* ptr) const;
   ingot_plan_cache_stats plan_cache_stats() const;
   /// Implementation the backend used for the last plan of `op` ("" when unknown).
   std::string impl_name(OpKind op) const;
 
-  // ABI 1.2 device entries. Each throws Error "backend X (plugin P, ABI 1.m) does not support
-  // <what>" when the table lacks the entry (older plugins, host backends).
+  // ---- devices ----------------------------------------------------------------------------
+  /// Number of devices of device_kind() the backend serves (1 for a host backend).
+  int32_t device_count() const { return device_count_; }
+  /// Throws Error "<device>: backend X serves N device(s) ..." unless 0 <= index < device_count().
+  void check_device(int32_t index) const;
+  /// True when the backend holds device memory (alloc / free / copy): a device backend.
+  bool has_device_memory() const { return device_->alloc != nullptr; }
+
+  // Device memory entries; each throws Error "backend X (plugin P, ABI 2.m) does not support
+  // <what>" when the table lacks the entry (host backends, optional entries).
+  void* alloc(int32_t device_index, size_t bytes) const;
+  void free(int32_t device_index, void* ptr) const;
+  /// Host <-> device copy, synchronous for the caller (see ingot_device_table.copy).
+  void copy(int32_t device_index, void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind,
+            size_t bytes, const ingot_exec_context& ctx) const;
   /// The device allocator's counters for device `index`.
   ingot_memory_stats memory_stats(int32_t index) const;
   void reset_peak_memory_stats(int32_t index) const;
   void empty_cache(int32_t index) const;
   bool offers_pinned_memory() const;
-  void* host_alloc_pinned(size_t bytes) const;
-  void host_free_pinned(void* ptr) const;
+  void* host_alloc_pinned(int32_t device_index, size_t bytes) const;
+  void host_free_pinned(int32_t device_index, void* ptr) const;
   bool offers_copy_async() const;
-  /// Queues a copy on the compute stream and returns (see ingot_backend.copy_async).
-  void copy_async(void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind, size_t bytes,
-                  const ingot_exec_context& ctx) const;
+  /// Queues a copy on the compute stream and returns (see ingot_device_table.copy_async).
+  void copy_async(int32_t device_index, void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind,
+                  size_t bytes, const ingot_exec_context& ctx) const;
   void synchronize(int32_t index) const;
   void* native_stream(int32_t index) const;
+  bool offers_events() const;
   void* event_create(int32_t index) const;
-  void event_record(void* event, const ingot_exec_context& ctx) const;
-  void event_synchronize(void* event) const;
-  double event_elapsed_ms(void* start, void* end) const;
-  void event_destroy(void* event) const;
+  void event_record(int32_t index, void* event, const ingot_exec_context& ctx) const;
+  void event_synchronize(int32_t index, void* event) const;
+  double event_elapsed_ms(int32_t index, void* start, void* end) const;
+  void event_destroy(int32_t index, void* event) const;
 
  private:
   [[noreturn]] void unsupported(const char* what) const;
 
   const ingot_backend* table_;
+  const ingot_device_table* device_;
+  const ingot_compute_table* compute_;
   std::string name_;
   std::string plugin_;
+  int32_t device_count_ = 0;
   bool enabled_ = true;
 };
 

@@ -10,11 +10,12 @@ namespace ingot {
 class Backend;
 
 /// The backend that owns memory on an accelerator `device`: the highest-priority enabled backend
-/// of its kind with a device allocator. Throws BackendMissingError when there is none.
+/// of its kind with a device allocator. Throws BackendMissingError when there is none, and Error
+/// naming the device and how many exist when the backend does not serve its index.
 const Backend& device_backend(Device device);
 
 /// Allocator counters of `device`: core's caching host allocator for the CPU, the device
-/// backend's allocator otherwise (ABI 1.2 `memory_stats`).
+/// backend's allocator otherwise (device table `memory_stats`).
 MemoryStats memory_stats(Device device = Device::cpu());
 /// Sets peak_allocated to the current allocated bytes.
 void reset_peak_memory_stats(Device device = Device::cpu());

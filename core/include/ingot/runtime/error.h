@@ -57,6 +57,11 @@ class OutOfMemoryError : public Error {
  public:
   explicit OutOfMemoryError(const std::string& msg) : Error(msg) {}
 };
+/// A wait (key-value store, collective) ran out of time.
+class TimeoutError : public Error {
+ public:
+  explicit TimeoutError(const std::string& msg) : Error(msg) {}
+};
 
 }  // namespace ingot
 

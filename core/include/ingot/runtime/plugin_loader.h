@@ -1,5 +1,6 @@
 // PluginLoader: finds plugin shared libraries, loads them with Boost.DLL, checks query/probe/init
-// and registers their backends. A plugin that fails is recorded with the reason, never a crash.
+// and registers their components (backends, communicators). A plugin that fails is recorded with
+// the reason, never a crash.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,8 @@ struct PluginRecord {
   uint32_t kinds = 0;       ///< INGOT_KIND_* bits
   bool available = false;   ///< loaded, probed, initialised and registered
   std::string reason;       ///< why not available ("" when available)
-  std::vector<std::string> backends;  ///< names of the backends it registered
+  std::vector<std::string> backends;       ///< names of the backends it registered
+  std::vector<std::string> communicators;  ///< names of the communicators it registered
 };
 
 /// A folder searched for plugins and where it came from.

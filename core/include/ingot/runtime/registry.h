@@ -2,8 +2,11 @@
 // selection rule: the highest-priority enabled backend of the device kind that supports an op.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ingot/runtime/allocator.h"
@@ -11,13 +14,13 @@
 
 namespace ingot {
 
-
 class BackendRegistry {
  public:
   /// The process's registry; the built-in reference backend is always present.
   static BackendRegistry& instance();
 
-  /// Registers a backend (kept for the process lifetime).
+  /// Registers a backend (kept for the process lifetime) after checking its tables; throws
+  /// PluginError naming the plugin and what is wrong.
   Backend& add(const ingot_backend* table, const std::string& plugin);
   const std::vector<std::unique_ptr<Backend>>& backends() const { return backends_; }
   Backend* find(const std::string& name) const;
@@ -26,7 +29,11 @@ class BackendRegistry {
   const std::vector<const Backend*>& candidates(DeviceKind kind) const;
   /// Enables only `names` (plus the reference, always the last resort), or all when empty.
   void restrict_to(const std::vector<std::string>& names);
-  /// Allocator for a device: core's caching host allocator for CPU, else the device backend's.
+  /// The backend holding the memory of an accelerator (highest priority first), after checking
+  /// that it serves `device`'s index; throws BackendMissingError when none does.
+  const Backend& device_backend(Device device) const;
+  /// Allocator for a device: core's caching host allocator for CPU, else one per (kind, index)
+  /// over the device backend's memory. Throws for an index the backend does not serve.
   Allocator& allocator(Device device);
 
  private:
@@ -34,7 +41,8 @@ class BackendRegistry {
   void rebuild();
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<const Backend*> by_kind_[2];
-  std::unique_ptr<Allocator> device_allocators_[2];  // per device kind
+  std::mutex allocators_mu_;
+  std::map<std::pair<int32_t, int32_t>, std::unique_ptr<Allocator>> device_allocators_;  // by (kind, index)
 };
 
 }  // namespace ingot

@@ -5,8 +5,8 @@ namespace ingot::reference {
 
 namespace {
 const char* const kOpNames[] = {
-#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad) name,
-#include "ingot/ops/op_table.def"
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) name,
+#include "ingot/plugin/op_table.def"
 #undef INGOT_OP
 };
 }  // namespace

@@ -10,88 +10,52 @@ namespace ingot::reference {
 namespace {
 
 const uint32_t kOpDtypes[] = {
-#define INGOT_OP(ENUM, name, n_in, n_out, attr, dtypes, grad) INGOT_DTYPES_##dtypes,
-#include "ingot/ops/op_table.def"
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) INGOT_DTYPES_##dtypes,
+#include "ingot/plugin/op_table.def"
 #undef INGOT_OP
 };
 
+// The kernel of an op: routed by its family (the op table's column), then by the op within
+// families whose ops have kernels of their own. nullptr = not an op this backend knows.
 Kernel kernel_for(int32_t op) {
-  if (op >= INGOT_OP_NEG && op <= INGOT_OP_LOGICAL_NOT) return &run_unary;
-  if (op >= INGOT_OP_ADD && op <= INGOT_OP_MINIMUM) return &run_binary;
-  if (op >= INGOT_OP_EQ && op <= INGOT_OP_LOGICAL_OR) return &run_compare;
-  if (op >= INGOT_OP_SUM && op <= INGOT_OP_MIN) return &run_reduce;
+  switch (ingot_op_family_of(op)) {
+    case INGOT_FAMILY_ELEMENTWISE_UNARY: return &run_unary;
+    case INGOT_FAMILY_ELEMENTWISE_BINARY: return &run_binary;
+    case INGOT_FAMILY_COMPARISON: return &run_compare;
+    case INGOT_FAMILY_SELECT: return &run_where;
+    case INGOT_FAMILY_REDUCTION: return op == INGOT_OP_ARGMAX ? &run_argmax : &run_reduce;
+    case INGOT_FAMILY_MATMUL: return &run_matmul;
+    case INGOT_FAMILY_SOFTMAX: return &run_softmax;
+    case INGOT_FAMILY_RANDOM: return op == INGOT_OP_DROPOUT ? &run_dropout : &run_random;
+    default: break;
+  }
   switch (op) {
-    case INGOT_OP_WHERE:
-      return &run_where;
-    case INGOT_OP_RELU_BWD:
-      return &run_binary;
-    case INGOT_OP_ARGMAX:
-      return &run_argmax;
-    case INGOT_OP_MATMUL:
-      return &run_matmul;
-    case INGOT_OP_CONV2D:
-      return &run_conv2d;
-    case INGOT_OP_CONV2D_BWD_DATA:
-      return &run_conv2d_bwd_data;
-    case INGOT_OP_CONV2D_BWD_WEIGHT:
-      return &run_conv2d_bwd_weight;
-    case INGOT_OP_MAX_POOL2D:
-      return &run_max_pool2d;
-    case INGOT_OP_MAX_POOL2D_BWD:
-      return &run_max_pool2d_bwd;
-    case INGOT_OP_AVG_POOL2D:
-      return &run_avg_pool2d;
-    case INGOT_OP_AVG_POOL2D_BWD:
-      return &run_avg_pool2d_bwd;
-    case INGOT_OP_CONCAT:
-      return &run_concat;
-    case INGOT_OP_PAD:
-      return &run_pad;
-    case INGOT_OP_GATHER:
-      return &run_gather;
-    case INGOT_OP_INDEX_SELECT:
-      return &run_index_select;
-    case INGOT_OP_SCATTER_ADD:
-      return &run_scatter_add;
-    case INGOT_OP_SORT:
-      return &run_sort;
-    case INGOT_OP_TOPK:
-      return &run_topk;
-    case INGOT_OP_ARANGE:
-      return &run_arange;
-    case INGOT_OP_FILL:
-      return &run_fill;
-    case INGOT_OP_COPY:
-      return &run_copy;
-    case INGOT_OP_CAST:
-      return &run_cast;
-    case INGOT_OP_SOFTMAX:
-    case INGOT_OP_LOG_SOFTMAX:
-    case INGOT_OP_SOFTMAX_BWD:
-    case INGOT_OP_LOG_SOFTMAX_BWD:
-      return &run_softmax;
-    case INGOT_OP_LAYER_NORM:
-      return &run_layer_norm;
-    case INGOT_OP_LAYER_NORM_BWD:
-      return &run_layer_norm_bwd;
-    case INGOT_OP_BATCH_NORM:
-      return &run_batch_norm;
-    case INGOT_OP_BATCH_NORM_BWD:
-      return &run_batch_norm_bwd;
-    case INGOT_OP_GLOBAL_NORM:
-      return &run_global_norm;
-    case INGOT_OP_SGD_UPDATE:
-      return &run_sgd_update;
-    case INGOT_OP_ADAM_UPDATE:
-      return &run_adam_update;
-    case INGOT_OP_UNIFORM:
-    case INGOT_OP_BERNOULLI:
-    case INGOT_OP_NORMAL:
-      return &run_random;
-    case INGOT_OP_DROPOUT:
-      return &run_dropout;
-    default:
-      return nullptr;
+    case INGOT_OP_CONV2D: return &run_conv2d;
+    case INGOT_OP_CONV2D_BWD_DATA: return &run_conv2d_bwd_data;
+    case INGOT_OP_CONV2D_BWD_WEIGHT: return &run_conv2d_bwd_weight;
+    case INGOT_OP_MAX_POOL2D: return &run_max_pool2d;
+    case INGOT_OP_MAX_POOL2D_BWD: return &run_max_pool2d_bwd;
+    case INGOT_OP_AVG_POOL2D: return &run_avg_pool2d;
+    case INGOT_OP_AVG_POOL2D_BWD: return &run_avg_pool2d_bwd;
+    case INGOT_OP_CONCAT: return &run_concat;
+    case INGOT_OP_PAD: return &run_pad;
+    case INGOT_OP_GATHER: return &run_gather;
+    case INGOT_OP_INDEX_SELECT: return &run_index_select;
+    case INGOT_OP_SCATTER_ADD: return &run_scatter_add;
+    case INGOT_OP_SORT: return &run_sort;
+    case INGOT_OP_TOPK: return &run_topk;
+    case INGOT_OP_ARANGE: return &run_arange;
+    case INGOT_OP_FILL: return &run_fill;
+    case INGOT_OP_COPY: return &run_copy;
+    case INGOT_OP_CAST: return &run_cast;
+    case INGOT_OP_LAYER_NORM: return &run_layer_norm;
+    case INGOT_OP_LAYER_NORM_BWD: return &run_layer_norm_bwd;
+    case INGOT_OP_BATCH_NORM: return &run_batch_norm;
+    case INGOT_OP_BATCH_NORM_BWD: return &run_batch_norm_bwd;
+    case INGOT_OP_GLOBAL_NORM: return &run_global_norm;
+    case INGOT_OP_SGD_UPDATE: return &run_sgd_update;
+    case INGOT_OP_ADAM_UPDATE: return &run_adam_update;
+    default: return nullptr;
   }
 }
 
@@ -139,7 +103,7 @@ void check_data(const sdk::OpCall& c) {
   }
 }
 
-class ReferenceBackend final : public sdk::BackendImpl {
+class ReferenceBackend final : public sdk::ComputeImpl {
  public:
   bool supports(const sdk::OpCall& c) override {
     if (c.op < 0 || c.op >= INGOT_OP_COUNT || kernel_for(c.op) == nullptr) return false;
@@ -174,8 +138,8 @@ class ReferenceBackend final : public sdk::BackendImpl {
 }  // namespace
 
 const ingot_backend* backend_table() {
-  static const ingot_backend table = sdk::make_backend_table(new ReferenceBackend, "reference", INGOT_DEVICE_CPU, 0);
-  return &table;
+  static const ingot_backend* const table = sdk::make_host_backend(new ReferenceBackend, "reference", 0);
+  return table;
 }
 
 }  // namespace ingot::reference
