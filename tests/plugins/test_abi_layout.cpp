@@ -47,8 +47,8 @@ class Throwing final : public ingot::sdk::ComputeImpl {
  public:
   bool supports(const ingot::sdk::OpCall&) override { throw std::runtime_error("supports threw"); }
   void execute(const ingot::sdk::OpCall& call, const ingot_exec_context&) override {
-    throw ingot::sdk::Failure(INGOT_ERR_UNSUPPORTED, "op " + std::to_string(call.op) + " on device " +
-                                                         std::to_string(call.device_index()));
+    throw ingot::sdk::Failure(INGOT_ERR_UNSUPPORTED,
+                              "op " + std::to_string(call.op) + " on device " + std::to_string(call.device_index()));
   }
 };
 

@@ -24,7 +24,8 @@ namespace ingot {
 namespace {
 
 void load_fixture() {
-  const PluginRecord rec = PluginLoader::instance().load_file(std::string(INGOT_COMM_FIXTURE_DIR) + "/libfixture_comm.so");
+  const PluginRecord rec =
+      PluginLoader::instance().load_file(std::string(INGOT_COMM_FIXTURE_DIR) + "/libfixture_comm.so");
   INFO(rec.reason);
   REQUIRE(rec.available);
   REQUIRE(rec.communicators == std::vector<std::string>{"fixture_kv"});
@@ -178,11 +179,10 @@ TEST_CASE("communicator: barrier holds every rank until the last arrives", "[plu
 TEST_CASE("communicator: errors name the communicator, the rank and the collective", "[plugins][communicator]") {
   load_fixture();
   run_ranks(1, [](Communicator& comm) {
-    REQUIRE_THROWS_WITH(comm.all_gather(zeros({3}), zeros({4})),
-                        Catch::Contains("communicator fixture_kv (plugin fixture_comm), rank 0 of 1") &&
-                            Catch::Contains("all_gather"));
-    REQUIRE_THROWS_WITH(comm.all_reduce(zeros({4}).expand({2, 4}), zeros({2, 4})),
-                        Catch::Contains("contiguous"));
+    REQUIRE_THROWS_WITH(
+        comm.all_gather(zeros({3}), zeros({4})),
+        Catch::Contains("communicator fixture_kv (plugin fixture_comm), rank 0 of 1") && Catch::Contains("all_gather"));
+    REQUIRE_THROWS_WITH(comm.all_reduce(zeros({4}).expand({2, 4}), zeros({2, 4})), Catch::Contains("contiguous"));
     REQUIRE_THROWS_WITH(comm.all_reduce(zeros({2}, DType::F16), zeros({2}, DType::F16)),
                         Catch::Contains("all_reduce") && Catch::Contains("f32, f64, i32 and i64 only"));
     REQUIRE_THROWS_WITH(comm.broadcast(zeros({2}), 1), Catch::Contains("root 1 is not a rank"));

@@ -115,13 +115,15 @@ TEST_CASE("device entries: each device has its own allocator, and an index out o
   CHECK(native_stream(kDev) != native_stream(kDev1));
 
   const Device gone{DeviceKind::CUDA, 2};
-  const std::string expected = "cuda:2: no such device: backend fake_device (plugin fixture_device) serves 2 devices "
-                               "(cuda:0 .. cuda:1); use an index below 2";
+  const std::string expected =
+      "cuda:2: no such device: backend fake_device (plugin fixture_device) serves 2 devices "
+      "(cuda:0 .. cuda:1); use an index below 2";
   REQUIRE_THROWS_WITH(Tensor::empty({4}, DType::F32, gone), expected);
   REQUIRE_THROWS_WITH(memory_stats(gone), expected);
   REQUIRE_THROWS_WITH([&] { Event e(gone); }(), Catch::Contains(expected));
   REQUIRE_THROWS_WITH(test::random_tensor({2}, DType::F32, 1).to(gone), expected);
-  REQUIRE_THROWS_WITH(Tensor::empty({4}, DType::F32, Device{DeviceKind::CUDA, -1}), Catch::StartsWith("cuda:-1: no such device"));
+  REQUIRE_THROWS_WITH(Tensor::empty({4}, DType::F32, Device{DeviceKind::CUDA, -1}),
+                      Catch::StartsWith("cuda:-1: no such device"));
 }
 
 TEST_CASE("device fallback: an op no device backend runs goes to the host, gradients included", "[plugins][device]") {
@@ -194,8 +196,7 @@ TEST_CASE("device entries: events record, wait and time through the plugin", "[p
   CHECK(counters().live_events == live);
 }
 
-TEST_CASE("device entries: a table cut after copy loads and reports each entry as not supported",
-          "[plugins][device]") {
+TEST_CASE("device entries: a table cut after copy loads and reports each entry as not supported", "[plugins][device]") {
   load_fixtures();
   const OnlyShort only;
   const Backend& b = device_backend(kDev);

@@ -31,13 +31,13 @@ Backend::Backend(const ingot_backend* table, std::string plugin)
 
 #define INGOT_COMPUTE_HAS(field) INGOT_TABLE_HAS(compute_, ingot_compute_table, field)
 
-bool Backend::supports(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out,
-                       int n_out, const void* attrs) const {
+bool Backend::supports(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
+                       const void* attrs) const {
   return compute_->supports(compute_->self, op, in, n_in, out, n_out, attrs) != 0;
 }
 
-void Backend::choose_output_layout(OpKind op, const ingot_tensor_desc* in, int n_in, ingot_tensor_desc* out,
-                                   int n_out, int index, const void* attrs) const {
+void Backend::choose_output_layout(OpKind op, const ingot_tensor_desc* in, int n_in, ingot_tensor_desc* out, int n_out,
+                                   int index, const void* attrs) const {
   if (!INGOT_COMPUTE_HAS(choose_output_layout)) return;
   // The context string is built only on failure: this runs for every output of every op.
   ingot_status* s = compute_->choose_output_layout(compute_->self, op, in, n_in, out, n_out, index, attrs);
@@ -90,10 +90,10 @@ void Backend::unsupported(const char* what) const {
 void Backend::check_device(int32_t index) const {
   if (index >= 0 && index < device_count_) return;
   const DeviceKind kind = device_kind();
-  const std::string range = device_count_ <= 0   ? std::string("none")
-                            : device_count_ == 1 ? Device{kind, 0}.str()
-                                                 : fmt::format("{} .. {}", Device{kind, 0}.str(),
-                                                               Device{kind, device_count_ - 1}.str());
+  const std::string range = device_count_ <= 0 ? std::string("none")
+                            : device_count_ == 1
+                                ? Device{kind, 0}.str()
+                                : fmt::format("{} .. {}", Device{kind, 0}.str(), Device{kind, device_count_ - 1}.str());
   throw Error(fmt::format("{}: no such device: backend {} (plugin {}) serves {} device{} ({}); use an index below {}",
                           Device{kind, index}.str(), name_, plugin_, device_count_, device_count_ == 1 ? "" : "s",
                           range, device_count_));
@@ -103,7 +103,8 @@ void* Backend::alloc(int32_t device_index, size_t bytes) const {
   if (!has_device_memory()) unsupported("device memory (host memory belongs to core)");
   void* ptr = nullptr;
   ingot_status* s = device_->alloc(device_->self, device_index, bytes, &ptr);
-  if (s != nullptr) throw_if_error(s, fmt::format("backend {}: allocating {} bytes on device {}", name_, bytes, device_index));
+  if (s != nullptr)
+    throw_if_error(s, fmt::format("backend {}: allocating {} bytes on device {}", name_, bytes, device_index));
   return ptr;
 }
 
@@ -173,7 +174,8 @@ void Backend::synchronize(int32_t index) const {
 void* Backend::native_stream(int32_t index) const {
   if (!INGOT_DEVICE_HAS(native_stream)) unsupported("native_stream");
   void* stream = nullptr;
-  throw_if_error(device_->native_stream(device_->self, index, &stream), fmt::format("backend {}: native_stream", name_));
+  throw_if_error(device_->native_stream(device_->self, index, &stream),
+                 fmt::format("backend {}: native_stream", name_));
   return stream;
 }
 
@@ -191,7 +193,8 @@ void* Backend::event_create(int32_t index) const {
 }
 
 void Backend::event_record(int32_t index, void* event, const ingot_exec_context& ctx) const {
-  throw_if_error(device_->event_record(device_->self, index, event, &ctx), fmt::format("backend {}: event_record", name_));
+  throw_if_error(device_->event_record(device_->self, index, event, &ctx),
+                 fmt::format("backend {}: event_record", name_));
 }
 
 void Backend::event_synchronize(int32_t index, void* event) const {

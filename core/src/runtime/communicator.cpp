@@ -19,8 +19,8 @@ Communicator::Communicator(const CommunicatorComponent& component, int rank, int
                            Device device)
     : component_(&component), rank_(rank), world_size_(world_size), device_(device) {
   INGOT_CHECK(world_size >= 1 && rank >= 0 && rank < world_size,
-              "communicator {}: rank {} is outside a world of {} (ranks are 0 .. world_size - 1)", component.name,
-              rank, world_size);
+              "communicator {}: rank {} is outside a world of {} (ranks are 0 .. world_size - 1)", component.name, rank,
+              world_size);
   INGOT_CHECK(device.kind == component.device_kind,
               "communicator {} (plugin {}) exchanges tensors on {} devices, not on {}", component.name,
               component.plugin, Device{component.device_kind, 0}.str(), device.str());

@@ -17,11 +17,10 @@ const CommunicatorComponent& CommunicatorRegistry::add(const ingot_communicator*
   INGOT_CHECK_AS(t != nullptr && t->struct_size >= kMinSize && t->name != nullptr && *t->name != '\0', PluginError,
                  "plugin {}: communicator table is incomplete or has no name (struct_size {})", plugin,
                  t != nullptr ? t->struct_size : 0);
-  INGOT_CHECK_AS(t->create != nullptr && t->all_reduce != nullptr && t->broadcast != nullptr &&
-                     t->all_gather != nullptr && t->reduce_scatter != nullptr && t->barrier != nullptr &&
-                     t->destroy != nullptr,
-                 PluginError, "plugin {}: communicator {} lacks an entry (every collective is required)", plugin,
-                 t->name);
+  INGOT_CHECK_AS(
+      t->create != nullptr && t->all_reduce != nullptr && t->broadcast != nullptr && t->all_gather != nullptr &&
+          t->reduce_scatter != nullptr && t->barrier != nullptr && t->destroy != nullptr,
+      PluginError, "plugin {}: communicator {} lacks an entry (every collective is required)", plugin, t->name);
   INGOT_CHECK_AS(t->device_kind == INGOT_DEVICE_CPU || t->device_kind == INGOT_DEVICE_CUDA, PluginError,
                  "plugin {}: communicator {} has unknown device kind {}", plugin, t->name, t->device_kind);
   std::lock_guard<std::mutex> lock(mu_);

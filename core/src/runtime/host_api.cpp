@@ -18,8 +18,7 @@ namespace {
 
 void host_log(void* /*host*/, int32_t level, const char* plugin, const char* message) {
   const int clamped = std::clamp(level, static_cast<int32_t>(INGOT_LOG_DEBUG), static_cast<int32_t>(INGOT_LOG_ERROR));
-  log_message(static_cast<LogLevel>(clamped), plugin == nullptr ? "plugin" : plugin,
-              message == nullptr ? "" : message);
+  log_message(static_cast<LogLevel>(clamped), plugin == nullptr ? "plugin" : plugin, message == nullptr ? "" : message);
 }
 
 // Runs fn; a core exception becomes a status the plugin releases (TimeoutError keeps its code).

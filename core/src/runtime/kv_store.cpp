@@ -21,9 +21,10 @@ std::string InProcessKvStore::get(const std::string& key, std::chrono::milliseco
   if (timeout.count() < 0) {
     changed_.wait(lock, present);
   } else if (!changed_.wait_for(lock, timeout, present)) {
-    throw TimeoutError(fmt::format("key-value store: key '{}' was not set within {} ms (did every rank start, "
-                                   "and call the same collectives in the same order?)",
-                                   key, timeout.count()));
+    throw TimeoutError(
+        fmt::format("key-value store: key '{}' was not set within {} ms (did every rank start, "
+                    "and call the same collectives in the same order?)",
+                    key, timeout.count()));
   }
   return values_.at(key);
 }

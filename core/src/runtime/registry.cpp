@@ -46,7 +46,8 @@ constexpr size_t kMinDeviceSize = offsetof(ingot_device_table, copy) + sizeof(in
 /// Why a backend table cannot be registered ("" when it can).
 std::string table_problem(const ingot_backend* t) {
   if (t == nullptr) return "backend table is NULL";
-  if (t->struct_size < kMinBackendSize) return fmt::format("backend table is too short (struct_size {})", t->struct_size);
+  if (t->struct_size < kMinBackendSize)
+    return fmt::format("backend table is too short (struct_size {})", t->struct_size);
   if (t->device == nullptr || t->compute == nullptr) return "backend has no device or no compute table";
   const ingot_compute_table& c = *t->compute;
   if (c.struct_size < kMinComputeSize || c.supports == nullptr || c.execute == nullptr)

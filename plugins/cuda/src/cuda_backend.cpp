@@ -15,26 +15,73 @@ struct Family {
   RunFn run;
 };
 
-// The kernels of an op's family (the op table's family column; MATMUL and CONV are routed
-// before this). Each family's kernels check the op they get, so an op appended to a family later
-// is declined by its supports() until the family implements it.
+// The ops the kernels below implement, by family. The family column routes an op appended to the
+// op table later to its family's kernels, but it runs here only once it is listed: until then
+// supports() declines it and core falls back to another backend.
+// clang-format off
+bool implemented(int32_t op) {
+  switch (op) {
+    // ELEMENTWISE_UNARY (k_elementwise.cu)
+    case INGOT_OP_NEG: case INGOT_OP_ABS: case INGOT_OP_EXP: case INGOT_OP_LOG: case INGOT_OP_LOG1P:
+    case INGOT_OP_SQRT: case INGOT_OP_RSQRT: case INGOT_OP_SIN: case INGOT_OP_COS: case INGOT_OP_TANH:
+    case INGOT_OP_SIGMOID: case INGOT_OP_RELU: case INGOT_OP_GELU: case INGOT_OP_ERF: case INGOT_OP_SOFTPLUS:
+    case INGOT_OP_SIGN: case INGOT_OP_FLOOR: case INGOT_OP_CEIL: case INGOT_OP_ROUND: case INGOT_OP_RECIPROCAL:
+    case INGOT_OP_CLAMP: case INGOT_OP_LOGICAL_NOT:
+    // ELEMENTWISE_BINARY, COMPARISON, SELECT (k_elementwise.cu)
+    case INGOT_OP_ADD: case INGOT_OP_SUB: case INGOT_OP_MUL: case INGOT_OP_DIV: case INGOT_OP_POW:
+    case INGOT_OP_MAXIMUM: case INGOT_OP_MINIMUM: case INGOT_OP_RELU_BWD: case INGOT_OP_EQ: case INGOT_OP_NE:
+    case INGOT_OP_LT: case INGOT_OP_LE: case INGOT_OP_GT: case INGOT_OP_GE: case INGOT_OP_LOGICAL_AND:
+    case INGOT_OP_LOGICAL_OR: case INGOT_OP_WHERE:
+    // REDUCTION (k_reduce.cu), MATMUL (op_matmul.cpp), CONV (conv_engine_legacy.cpp), POOL (k_pool.cu)
+    case INGOT_OP_SUM: case INGOT_OP_MEAN: case INGOT_OP_MAX: case INGOT_OP_MIN: case INGOT_OP_ARGMAX:
+    case INGOT_OP_MATMUL: case INGOT_OP_CONV2D: case INGOT_OP_CONV2D_BWD_DATA: case INGOT_OP_CONV2D_BWD_WEIGHT:
+    case INGOT_OP_MAX_POOL2D: case INGOT_OP_MAX_POOL2D_BWD: case INGOT_OP_AVG_POOL2D: case INGOT_OP_AVG_POOL2D_BWD:
+    // INDEX (k_index.cu), SORT (k_sort.cu), CREATION and COPY (k_creation.cu)
+    case INGOT_OP_CONCAT: case INGOT_OP_PAD: case INGOT_OP_GATHER: case INGOT_OP_INDEX_SELECT:
+    case INGOT_OP_SCATTER_ADD: case INGOT_OP_SORT: case INGOT_OP_TOPK: case INGOT_OP_ARANGE: case INGOT_OP_FILL:
+    case INGOT_OP_COPY: case INGOT_OP_CAST:
+    // SOFTMAX (k_softmax.cu), NORM (k_norm.cu), OPTIMIZER (k_optim.cu), RANDOM (k_rng.cu)
+    case INGOT_OP_SOFTMAX: case INGOT_OP_LOG_SOFTMAX: case INGOT_OP_SOFTMAX_BWD: case INGOT_OP_LOG_SOFTMAX_BWD:
+    case INGOT_OP_LAYER_NORM: case INGOT_OP_LAYER_NORM_BWD: case INGOT_OP_BATCH_NORM: case INGOT_OP_BATCH_NORM_BWD:
+    case INGOT_OP_GLOBAL_NORM: case INGOT_OP_SGD_UPDATE: case INGOT_OP_ADAM_UPDATE: case INGOT_OP_UNIFORM:
+    case INGOT_OP_BERNOULLI: case INGOT_OP_NORMAL: case INGOT_OP_DROPOUT:
+      return true;
+    default:
+      return false;
+  }
+}
+// clang-format on
+
+// The kernels of an op's family (MATMUL and CONV are routed before this).
 Family family_of(int32_t op) {
   switch (ingot_op_family_of(op)) {
-    case INGOT_FAMILY_ELEMENTWISE_UNARY: return {unary_supports, unary_run};
+    case INGOT_FAMILY_ELEMENTWISE_UNARY:
+      return {unary_supports, unary_run};
     case INGOT_FAMILY_ELEMENTWISE_BINARY:
     case INGOT_FAMILY_COMPARISON:
-    case INGOT_FAMILY_SELECT: return {binary_supports, binary_run};
+    case INGOT_FAMILY_SELECT:
+      return {binary_supports, binary_run};
     case INGOT_FAMILY_CREATION:
-    case INGOT_FAMILY_COPY: return {creation_supports, creation_run};
-    case INGOT_FAMILY_REDUCTION: return {reduce_supports, reduce_run};
-    case INGOT_FAMILY_SOFTMAX: return {softmax_supports, softmax_run};
-    case INGOT_FAMILY_NORM: return {norm_supports, norm_run};
-    case INGOT_FAMILY_POOL: return {pool_supports, pool_run};
-    case INGOT_FAMILY_INDEX: return {index_supports, index_run};
-    case INGOT_FAMILY_SORT: return {sort_supports, sort_run};
-    case INGOT_FAMILY_RANDOM: return {rng_supports, rng_run};
-    case INGOT_FAMILY_OPTIMIZER: return {optim_supports, optim_run};
-    default: return {nullptr, nullptr};
+    case INGOT_FAMILY_COPY:
+      return {creation_supports, creation_run};
+    case INGOT_FAMILY_REDUCTION:
+      return {reduce_supports, reduce_run};
+    case INGOT_FAMILY_SOFTMAX:
+      return {softmax_supports, softmax_run};
+    case INGOT_FAMILY_NORM:
+      return {norm_supports, norm_run};
+    case INGOT_FAMILY_POOL:
+      return {pool_supports, pool_run};
+    case INGOT_FAMILY_INDEX:
+      return {index_supports, index_run};
+    case INGOT_FAMILY_SORT:
+      return {sort_supports, sort_run};
+    case INGOT_FAMILY_RANDOM:
+      return {rng_supports, rng_run};
+    case INGOT_FAMILY_OPTIMIZER:
+      return {optim_supports, optim_run};
+    default:
+      return {nullptr, nullptr};
   }
 }
 
@@ -64,8 +111,8 @@ CudaBackend::~CudaBackend() {
 
 DeviceState& CudaBackend::device(int32_t index) {
   if (index < 0 || index >= count_)
-    throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cuda: no device " + std::to_string(index) + " (" +
-                                                       std::to_string(count_) + " visible)");
+    throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT,
+                       "cuda: no device " + std::to_string(index) + " (" + std::to_string(count_) + " visible)");
   DeviceState* s = states_[index].load(std::memory_order_acquire);
   if (s == nullptr) {
     std::lock_guard<std::mutex> lock(create_mu_);
@@ -81,7 +128,7 @@ DeviceState& CudaBackend::device(int32_t index) {
 
 bool CudaBackend::supports(const sdk::OpCall& call) {
   const int32_t dev = call.device_index();
-  if (dev < 0 || dev >= count_ || !on_one_device(call, dev)) return false;
+  if (!implemented(call.op) || dev < 0 || dev >= count_ || !on_one_device(call, dev)) return false;
   if (is_matmul(call.op)) return matmul_supports(call);
   if (is_conv(call.op)) return device(dev).conv->supports(call);
   const Family f = family_of(call.op);
@@ -122,7 +169,7 @@ const char* CudaBackend::impl_name(int32_t op) {
     return s != nullptr ? s->conv->last_algo() : nullptr;
   }
   if (is_matmul(op)) return "cublasLt";
-  return family_of(op).run != nullptr ? "cuda_kernels" : nullptr;
+  return implemented(op) && family_of(op).run != nullptr ? "cuda_kernels" : nullptr;
 }
 
 }  // namespace ingot::cuda

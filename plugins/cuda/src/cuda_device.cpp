@@ -14,7 +14,8 @@ void CudaBackend::wait_for_owner(const void* ptr, int32_t dev) {
   cudaPointerAttributes attr{};
   const bool known = cudaPointerGetAttributes(&attr, ptr) == cudaSuccess;
   (void)cudaGetLastError();
-  if (!known || attr.type != cudaMemoryTypeDevice || attr.device == dev || attr.device < 0 || attr.device >= count_) return;
+  if (!known || attr.type != cudaMemoryTypeDevice || attr.device == dev || attr.device < 0 || attr.device >= count_)
+    return;
   if (DeviceState* owner = states_[attr.device].load(std::memory_order_acquire))
     INGOT_CUDA_CHECK(cudaStreamSynchronize(owner->ctx.stream()));
 }

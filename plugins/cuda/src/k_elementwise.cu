@@ -182,7 +182,17 @@ __global__ void where_kernel(T* out, const void* cond, int32_t ct, const T* x, c
   }
 }
 
-bool is_compare(int32_t op) { return op >= INGOT_OP_EQ && op <= INGOT_OP_GE; }
+bool is_compare(int32_t op) {
+  switch (op) {
+    case INGOT_OP_EQ:
+    case INGOT_OP_NE:
+    case INGOT_OP_LT:
+    case INGOT_OP_LE:
+    case INGOT_OP_GT:
+    case INGOT_OP_GE: return true;
+    default: return false;
+  }
+}
 
 }  // namespace
 

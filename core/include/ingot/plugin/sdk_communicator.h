@@ -63,8 +63,7 @@ class CommunicatorImpl {
   virtual void all_reduce(const ingot_tensor_desc& in, const ingot_tensor_desc& out, int32_t op, void* stream) = 0;
   virtual void broadcast(const ingot_tensor_desc& in, const ingot_tensor_desc& out, int32_t root, void* stream) = 0;
   virtual void all_gather(const ingot_tensor_desc& in, const ingot_tensor_desc& out, void* stream) = 0;
-  virtual void reduce_scatter(const ingot_tensor_desc& in, const ingot_tensor_desc& out, int32_t op,
-                              void* stream) = 0;
+  virtual void reduce_scatter(const ingot_tensor_desc& in, const ingot_tensor_desc& out, int32_t op, void* stream) = 0;
   virtual void barrier(void* stream) = 0;
 };
 
@@ -112,7 +111,8 @@ const ingot_communicator* make_communicator(const char* name, int32_t device_kin
                     void* stream) noexcept {
     return guarded([&] { comm_of(comm).broadcast(dense(in, "input"), dense(out, "output"), root, stream); });
   };
-  t->all_gather = [](void*, void* comm, const ingot_tensor_desc* in, const ingot_tensor_desc* out, void* stream) noexcept {
+  t->all_gather = [](void*, void* comm, const ingot_tensor_desc* in, const ingot_tensor_desc* out,
+                     void* stream) noexcept {
     return guarded([&] { comm_of(comm).all_gather(dense(in, "input"), dense(out, "output"), stream); });
   };
   t->reduce_scatter = [](void*, void* comm, const ingot_tensor_desc* in, const ingot_tensor_desc* out, int32_t op,

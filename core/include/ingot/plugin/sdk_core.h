@@ -117,12 +117,16 @@ inline bool is_contiguous(const ingot_tensor_desc& d) {
 inline int64_t dtype_size(int32_t dtype) {
   switch (dtype) {
     case INGOT_F64:
-    case INGOT_I64: return 8;
+    case INGOT_I64:
+      return 8;
     case INGOT_F32:
-    case INGOT_I32: return 4;
+    case INGOT_I32:
+      return 4;
     case INGOT_F16:
-    case INGOT_BF16: return 2;
-    default: return 1;
+    case INGOT_BF16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -136,7 +140,8 @@ T* data_ptr(const ingot_tensor_desc& d) {
 template <class A>
 const A& attr(const void* attrs) {
   const auto* a = static_cast<const A*>(attrs);
-  if (a == nullptr || a->struct_size < sizeof(A)) throw Failure(INGOT_ERR_INVALID_ARGUMENT, "missing or short attribute struct");
+  if (a == nullptr || a->struct_size < sizeof(A))
+    throw Failure(INGOT_ERR_INVALID_ARGUMENT, "missing or short attribute struct");
   return *a;
 }
 

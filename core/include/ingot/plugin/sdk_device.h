@@ -14,8 +14,8 @@ struct DeviceOffers {
   bool pinned_memory = false;  ///< host_alloc_pinned and host_free_pinned
   bool synchronize = false;
   bool native_stream = false;
-  bool events = false;         ///< create, record, synchronize, elapsed_ms, destroy
-  bool memory_stats = false;   ///< memory_stats, reset_peak_memory_stats, empty_cache
+  bool events = false;        ///< create, record, synchronize, elapsed_ms, destroy
+  bool memory_stats = false;  ///< memory_stats, reset_peak_memory_stats, empty_cache
 };
 
 /// Base class of a device backend's device side. `device` is always in [0, device_count()): the
@@ -121,7 +121,9 @@ inline ingot_device_table make_device_table(DeviceImpl* impl, int32_t device_kin
     };
   }
   if (offers.synchronize)
-    t.synchronize = [](void* self, int32_t dev) noexcept { return guarded([&] { device_of(self, dev).synchronize(dev); }); };
+    t.synchronize = [](void* self, int32_t dev) noexcept {
+      return guarded([&] { device_of(self, dev).synchronize(dev); });
+    };
   if (offers.native_stream)
     t.native_stream = [](void* self, int32_t dev, void** stream) noexcept {
       return guarded([&] { *stream = device_of(self, dev).native_stream(dev); });
@@ -154,7 +156,9 @@ inline ingot_device_table make_device_table(DeviceImpl* impl, int32_t device_kin
     t.reset_peak_memory_stats = [](void* self, int32_t dev) noexcept {
       return guarded([&] { device_of(self, dev).reset_peak_memory_stats(dev); });
     };
-    t.empty_cache = [](void* self, int32_t dev) noexcept { return guarded([&] { device_of(self, dev).empty_cache(dev); }); };
+    t.empty_cache = [](void* self, int32_t dev) noexcept {
+      return guarded([&] { device_of(self, dev).empty_cache(dev); });
+    };
   }
   return t;
 }

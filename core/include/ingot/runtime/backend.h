@@ -30,15 +30,14 @@ class Backend {
   void set_enabled(bool on) { enabled_ = on; }
 
   // ---- compute ----------------------------------------------------------------------------
-  bool supports(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out,
-                int n_out, const void* attrs) const;
+  bool supports(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
+                const void* attrs) const;
   /// Lets the backend pick an opaque layout for output `index`; no-op when it has no opinion.
-  void choose_output_layout(OpKind op, const ingot_tensor_desc* in, int n_in,
-                            ingot_tensor_desc* out, int n_out, int index, const void* attrs) const;
-  void execute(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out,
-               int n_out, const void* attrs, const ingot_exec_context& ctx) const;
-  void to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
-                  const ingot_exec_context& ctx) const;
+  void choose_output_layout(OpKind op, const ingot_tensor_desc* in, int n_in, ingot_tensor_desc* out, int n_out,
+                            int index, const void* attrs) const;
+  void execute(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
+               const void* attrs, const ingot_exec_context& ctx) const;
+  void to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) const;
   void layout_release(void* handle) const;
   ingot_plan_cache_stats plan_cache_stats() const;
   /// Implementation the backend used for the last plan of `op` ("" when unknown).
@@ -57,8 +56,8 @@ class Backend {
   void* alloc(int32_t device_index, size_t bytes) const;
   void free(int32_t device_index, void* ptr) const;
   /// Host <-> device copy, synchronous for the caller (see ingot_device_table.copy).
-  void copy(int32_t device_index, void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind,
-            size_t bytes, const ingot_exec_context& ctx) const;
+  void copy(int32_t device_index, void* dst, DeviceKind dst_kind, const void* src, DeviceKind src_kind, size_t bytes,
+            const ingot_exec_context& ctx) const;
   /// The device allocator's counters for device `index`.
   ingot_memory_stats memory_stats(int32_t index) const;
   void reset_peak_memory_stats(int32_t index) const;

@@ -6,7 +6,7 @@
 
 namespace ingot {
 
-/// Whether the backend of accelerator `accel` offers pinned host memory (ABI 1.2).
+/// Whether the backend of accelerator `accel` offers pinned host memory (device table entries).
 bool pinned_memory_available(Device accel);
 
 /// Uninitialised contiguous host tensor (device cpu) in pinned memory of `accel`'s backend.
