@@ -32,28 +32,22 @@ class DeviceImpl {
   virtual DeviceOffers offers() const { return {}; }
 
   // Optional entries (see DeviceOffers); the defaults are never reached through the table.
-  virtual void* host_alloc_pinned(int32_t device, size_t bytes) { return unsupported<void*>(device, bytes); }
-  virtual void host_free_pinned(int32_t device, void* ptr) { unsupported<int>(device, ptr); }
-  virtual void synchronize(int32_t device) { unsupported<int>(device, nullptr); }
-  virtual void* native_stream(int32_t device) { return unsupported<void*>(device, nullptr); }
-  virtual void* event_create(int32_t device) { return unsupported<void*>(device, nullptr); }
-  virtual void event_record(int32_t device, void* event, const ingot_exec_context* ctx) {
-    (void)ctx;
-    unsupported<int>(device, event);
-  }
-  virtual void event_synchronize(int32_t device, void* event) { unsupported<int>(device, event); }
-  virtual double event_elapsed_ms(int32_t device, void* start, void* end) {
-    (void)end;
-    return unsupported<double>(device, start);
-  }
-  virtual void event_destroy(int32_t device, void* event) { unsupported<int>(device, event); }
-  virtual ingot_memory_stats memory_stats(int32_t device) { return unsupported<ingot_memory_stats>(device, nullptr); }
-  virtual void reset_peak_memory_stats(int32_t device) { unsupported<int>(device, nullptr); }
-  virtual void empty_cache(int32_t device) { unsupported<int>(device, nullptr); }
+  virtual void* host_alloc_pinned(int32_t device, size_t) { return unsupported<void*>(device); }
+  virtual void host_free_pinned(int32_t device, void*) { unsupported<int>(device); }
+  virtual void synchronize(int32_t device) { unsupported<int>(device); }
+  virtual void* native_stream(int32_t device) { return unsupported<void*>(device); }
+  virtual void* event_create(int32_t device) { return unsupported<void*>(device); }
+  virtual void event_record(int32_t device, void*, const ingot_exec_context*) { unsupported<int>(device); }
+  virtual void event_synchronize(int32_t device, void*) { unsupported<int>(device); }
+  virtual double event_elapsed_ms(int32_t device, void*, void*) { return unsupported<double>(device); }
+  virtual void event_destroy(int32_t device, void*) { unsupported<int>(device); }
+  virtual ingot_memory_stats memory_stats(int32_t device) { return unsupported<ingot_memory_stats>(device); }
+  virtual void reset_peak_memory_stats(int32_t device) { unsupported<int>(device); }
+  virtual void empty_cache(int32_t device) { unsupported<int>(device); }
 
  private:
-  template <class R, class A>
-  R unsupported(int32_t device, const A&) {
+  template <class R>
+  static R unsupported(int32_t device) {
     throw Failure(INGOT_ERR_UNSUPPORTED, "device " + std::to_string(device) + ": entry not implemented");
   }
 };
