@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/plugin/ingot_plugin.h"
+#include "ingot/runtime/communicator_registry.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 
@@ -23,7 +24,8 @@ std::string kinds_text(uint32_t kinds) {
   if (kinds == 0) return "-";
   std::string out;
   if (kinds & INGOT_KIND_BACKEND) out = "backend";
-  if (const uint32_t other = kinds & ~INGOT_KIND_BACKEND; other != 0) {
+  if (kinds & INGOT_KIND_COMMUNICATOR) out += out.empty() ? "communicator" : ",communicator";
+  if (const uint32_t other = kinds & ~(INGOT_KIND_BACKEND | INGOT_KIND_COMMUNICATOR); other != 0) {
     out += fmt::format("{}0x{:x}", out.empty() ? "" : ",", other);
   }
   return out;
@@ -65,6 +67,10 @@ void print_verbose(const PluginLoader& loader) {
                              b->device_kind() == DeviceKind::CUDA ? "cuda" : "cpu", b->priority(),
                              b->enabled() ? "enabled" : "disabled");
   }
+  std::cout << "\ncommunicators:\n";
+  if (CommunicatorRegistry::instance().components().empty()) std::cout << "  (none)\n";
+  for (const CommunicatorComponent& c : CommunicatorRegistry::instance().components())
+    std::cout << fmt::format("  {:<16} {:<12} {}\n", c.name, c.plugin, c.device_kind == DeviceKind::CUDA ? "cuda" : "cpu");
 }
 
 /// Extension plugins: name, version, status; verbose adds their folders, files and added types.

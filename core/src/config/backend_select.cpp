@@ -71,12 +71,22 @@ BackendSelection select_backends(const std::string& requested, const std::string
   if (sel.requested == "cpu") {
     return finish(sel, names_of(available(DeviceKind::CPU)));
   }
-  if (sel.requested == "cuda") {
+  if (sel.requested == "cuda" || sel.requested.rfind("cuda:", 0) == 0) {
     if (cuda.empty()) {
-      throw BackendMissingError(fmt::format("{}backend cuda is required but not available: {}; use 'backend: auto' to fall back to the CPU",
-                                            prefix(where), cuda_reason()));
+      throw BackendMissingError(fmt::format("{}backend {} is required but not available: {}; use 'backend: auto' to fall back to the CPU",
+                                            prefix(where), sel.requested, cuda_reason()));
     }
-    sel.device = Device{DeviceKind::CUDA, 0};
+    try {
+      sel.device = Device::parse(sel.requested);
+    } catch (const ConfigError& e) {
+      throw ConfigError(prefix(where) + e.what());
+    }
+    // The device must exist: every CUDA backend serves the same GPUs, so the first one tells.
+    if (sel.device.index >= cuda.front()->device_count())
+      throw BackendMissingError(fmt::format("{}backend {}: there is no such device: backend {} serves {} device(s) "
+                                            "(cuda:0 .. cuda:{}); use one of them",
+                                            prefix(where), sel.requested, cuda.front()->name(),
+                                            cuda.front()->device_count(), cuda.front()->device_count() - 1));
     return finish(sel, {});
   }
 

@@ -179,6 +179,10 @@ void* Backend::native_stream(int32_t index) const {
   return stream;
 }
 
+bool Backend::offers_memory_stats() const {
+  return INGOT_DEVICE_HAS(memory_stats) && INGOT_DEVICE_HAS(reset_peak_memory_stats) && INGOT_DEVICE_HAS(empty_cache);
+}
+
 bool Backend::offers_events() const {
   // One check for the whole family: an event that can be created can be recorded and timed.
   return INGOT_DEVICE_HAS(event_create) && INGOT_DEVICE_HAS(event_record) && INGOT_DEVICE_HAS(event_synchronize) &&

@@ -47,6 +47,10 @@ MemoryStats memory_stats(Device device) {
   return on_device(device, [&](const Backend& b) { return from_abi(b.memory_stats(device.index)); });
 }
 
+bool memory_stats_available(Device device) {
+  return device.is_cpu() || on_device(device, [](const Backend& b) { return b.offers_memory_stats(); });
+}
+
 void reset_peak_memory_stats(Device device) {
   if (device.is_cpu()) return host_allocator().reset_peak();
   on_device(device, [&](const Backend& b) { b.reset_peak_memory_stats(device.index); });

@@ -168,6 +168,8 @@ HostMirror host_copy(const Tensor& t) {
 /// Writes a host mirror back into the device tensor it was made from.
 void write_back(const HostMirror& m, const Tensor& device_tensor) {
   const Device device = device_tensor.device();
+  INGOT_CHECK(!device_tensor.is_opaque(), "{}: cannot write a host result back into a tensor in a backend's own layout",
+              device.str());
   const Backend& b = BackendRegistry::instance().device_backend(device);  // the one holding its memory
   const size_t elem = dtype_size(device_tensor.dtype());
   char* dst = static_cast<char*>(device_tensor.storage()->data());
@@ -316,10 +318,15 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
   std::vector<ingot_tensor_desc> in = descs_of(in_tensors);
   const Backend* b = try_pick_or_reorder(op, device, in_tensors, in, out, attrs);
   if (b == nullptr && !device.is_cpu() && !BackendRegistry::instance().candidates(device.kind).empty()) {
-    // As run_on_host: the op runs into host mirrors of the outputs, which are written back.
+    // As run_on_host: the op runs into host mirrors of the outputs, which are written back. An op
+    // without outputs (the optimizer updates) changes its inputs in place: they are written back.
     warn_fallback(op, inputs, device);
+    std::vector<HostMirror> in_mirrors;
     std::vector<Tensor> host_in;
-    for (const Tensor& t : inputs) host_in.push_back(t.defined() ? host_copy(t).host : t);
+    for (const Tensor& t : inputs) {
+      in_mirrors.push_back(t.defined() ? host_copy(t) : HostMirror{t, false});
+      host_in.push_back(in_mirrors.back().host);
+    }
     std::vector<HostMirror> mirrors;
     std::vector<Tensor> host_out;
     for (const Tensor& t : out_tensors) {
@@ -328,6 +335,9 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
     }
     run_op_into(op, host_in, host_out, attrs);
     for (size_t i = 0; i < mirrors.size(); ++i) write_back(mirrors[i], out_tensors[i]);
+    if (out_tensors.empty())
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i].defined()) write_back(in_mirrors[i], inputs[i]);
     return;
   }
   INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, in_tensors));

@@ -171,7 +171,8 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
       .set("backends", fmt::format("{}", fmt::join(backends.enabled, ",")))
       .set("parameters", s.model->num_parameters())
       .set("peak_host_bytes", host_allocator().stats().peak_allocated);
-  if (!s.model->device().is_cpu()) summary.set("peak_device_bytes", memory_stats(s.model->device()).peak_allocated);
+  if (const Device d = s.model->device(); !d.is_cpu() && memory_stats_available(d))
+    summary.set("peak_device_bytes", memory_stats(d).peak_allocated);
   if (!backends.note.empty()) summary.set("fallback", backends.note);
   if (s.last_eval) summary.set("test_accuracy", s.last_eval->accuracy).set("test_loss", s.last_eval->loss);
   s.run->write_summary(summary.to_json());

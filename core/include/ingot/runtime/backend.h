@@ -72,6 +72,8 @@ class Backend {
   void synchronize(int32_t index) const;
   void* native_stream(int32_t index) const;
   bool offers_events() const;
+  /// Whether the device table has memory_stats, reset_peak_memory_stats and empty_cache.
+  bool offers_memory_stats() const;
   void* event_create(int32_t index) const;
   void event_record(int32_t index, void* event, const ingot_exec_context& ctx) const;
   void event_synchronize(int32_t index, void* event) const;

@@ -17,6 +17,9 @@ const Backend& device_backend(Device device);
 /// Allocator counters of `device`: core's caching host allocator for the CPU, the device
 /// backend's allocator otherwise (device table `memory_stats`).
 MemoryStats memory_stats(Device device = Device::cpu());
+/// Whether memory_stats(device) has an answer: always on the CPU; on an accelerator when its
+/// backend reports its allocator's counters.
+bool memory_stats_available(Device device);
 /// Sets peak_allocated to the current allocated bytes.
 void reset_peak_memory_stats(Device device = Device::cpu());
 /// Returns cached, unused blocks to the system or device; live tensors are untouched.
