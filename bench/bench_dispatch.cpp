@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "ingot/extension/extension_loader.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/train/bench.h"
 
 namespace po = boost::program_options;

@@ -11,7 +11,7 @@
 #include "ingot/config/overrides.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/ops/random.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"

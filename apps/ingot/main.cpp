@@ -1,5 +1,5 @@
 // `ingot` entry point: global options, command dispatch, signals, and the mapping of errors to
-// one line "ingot: error: ..." and the exit codes of DESIGN.md section 7.
+// one line "ingot: error: ..." and the exit codes of docs/architecture.md.
 #include <boost/program_options.hpp>
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "ingot/plugin/ingot_plugin.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/logging.h"
 
 namespace po = boost::program_options;

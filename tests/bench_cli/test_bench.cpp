@@ -8,7 +8,7 @@
 
 #include "ingot/config/overrides.h"
 #include "ingot/io/safetensors.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/bench.h"
 #include "ingot/train/pipeline_schema.h"

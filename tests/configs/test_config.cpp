@@ -6,7 +6,7 @@
 
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/train/pipeline_schema.h"
 #include "config_paths.h"

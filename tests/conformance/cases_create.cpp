@@ -1,5 +1,5 @@
 // Creation, copy and cast cases (ARANGE, FILL, COPY, CAST) and the Philox RNG ops: UNIFORM and
-// BERNOULLI must be bit-identical on every backend, NORMAL within 1e-6 relative (DESIGN.md 4).
+// BERNOULLI must be bit-identical on every backend, NORMAL within 1e-6 relative.
 #include "op_case.h"
 
 namespace ingot::conformance {

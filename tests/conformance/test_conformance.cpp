@@ -1,5 +1,5 @@
 // The backend conformance suite: every op of the op table, every case, on every loaded backend
-// other than the reference, compared with the reference (DESIGN.md section 8).
+// other than the reference, compared with the reference.
 #include <catch2/catch.hpp>
 
 #include <cmath>

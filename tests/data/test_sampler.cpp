@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "ingot/data/sampler.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 using namespace ingot;
 using namespace ingot::data;

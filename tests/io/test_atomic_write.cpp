@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "ingot/io/atomic_write.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "io_test_util.h"
 
 using Catch::Matchers::Contains;

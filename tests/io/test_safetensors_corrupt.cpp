@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "ingot/io/safetensors.h"
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "io_test_util.h"
 
 using namespace ingot;

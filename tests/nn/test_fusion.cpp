@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/nn/fusion.h"
 #include "ingot/nn/nn.h"
 #include "ingot/ops/ops.h"

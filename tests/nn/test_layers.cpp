@@ -2,7 +2,7 @@
 // counters, and Dropout's mask (the Philox Bernoulli draw, so reproducible from a seed).
 #include <catch2/catch.hpp>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/nn/nn.h"
 #include "ingot/ops/ops.h"
 #include "test_support.h"

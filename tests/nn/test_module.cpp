@@ -2,7 +2,7 @@
 // non-strict load_state_dict with its error messages, repr and summary.
 #include <catch2/catch.hpp>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/nn/nn.h"
 #include "ingot/ops/ops.h"
 #include "test_support.h"

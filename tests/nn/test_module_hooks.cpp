@@ -2,7 +2,7 @@
 // merge), replace_child by dotted path with state_dict names kept, get_submodule, named_modules.
 #include <catch2/catch.hpp>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/nn/nn.h"
 #include "ingot/ops/ops.h"
 #include "test_support.h"

@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/nn.h"
 #include "ingot/ops/ops.h"

@@ -4,7 +4,7 @@
 
 #include "ingot/optim/clip_grad.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "test_support.h"
 
 namespace ingot::optim {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/plugin/abi_layout.h"
 #include "ingot/plugin/sdk.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"

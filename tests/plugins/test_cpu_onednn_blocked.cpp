@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/pool.h"
 #include "ingot/ops/reduce.h"
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"

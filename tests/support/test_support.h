@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/train/confusion_matrix.h"
 
 using ingot::Shape;

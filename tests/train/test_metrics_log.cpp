@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/train/metrics_log.h"
 #include "temp_dir.h"
 

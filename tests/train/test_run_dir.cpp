@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/train/run_dir.h"
 #include "temp_dir.h"
 

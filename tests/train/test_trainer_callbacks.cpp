@@ -2,7 +2,7 @@
 // extra loss changes the gradients as a loss term would; a change after the optimizer step sticks.
 #include <catch2/catch.hpp>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/data/synthetic.h"
 #include "ingot/nn/presets.h"
 #include "ingot/ops/ops.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ingot/optim/lr_schedule.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 namespace {

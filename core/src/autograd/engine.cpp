@@ -6,7 +6,7 @@
 #include <queue>
 #include <unordered_map>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/runtime/profiler.h"

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/autograd/node.h"
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot::autograd {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "ingot/config/schema.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 

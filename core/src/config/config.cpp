@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::config {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::config {
 namespace {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <map>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::config {
 namespace {

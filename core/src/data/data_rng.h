@@ -1,4 +1,4 @@
-// Private: the Philox counters of the data pipeline's random draws (DESIGN.md sections 4 and 7).
+// Private: the Philox counters of the data pipeline's random draws (docs/architecture.md: random numbers).
 // Op streams use counters {c_lo, c_hi, 0, 0}; data streams set the last word to a tag, so the two
 // never overlap for the same seed, and every draw is a pure function of (seed, epoch, sample).
 #pragma once

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::data {
 namespace {

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "data_rng.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::data {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::io {
 namespace {

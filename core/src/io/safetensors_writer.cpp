@@ -6,7 +6,7 @@
 #include <bit>
 #include <nlohmann/json.hpp>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 
 namespace ingot::io {
 namespace {

@@ -1,7 +1,7 @@
 // BatchNorm2d on ingot::batch_norm, which updates the running statistics in place.
 #include "ingot/nn/batch_norm.h"
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/norm.h"
 

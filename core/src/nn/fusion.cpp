@@ -7,7 +7,7 @@
 #include <optional>
 #include <typeinfo>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/nn/activation.h"
 #include "ingot/nn/linear.h"
 #include "ingot/ops/elementwise.h"

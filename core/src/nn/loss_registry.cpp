@@ -2,7 +2,7 @@
 // names and defaults) and builds a Loss.
 #include "ingot/nn/loss_registry.h"
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/ops.h"
 
 namespace ingot::nn {

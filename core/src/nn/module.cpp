@@ -10,7 +10,7 @@
 #include <functional>
 #include <set>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 
 namespace ingot::nn {
 

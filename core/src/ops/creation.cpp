@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
 
 namespace ingot {

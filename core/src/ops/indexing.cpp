@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ops/op_util.h"
 
 namespace ingot {

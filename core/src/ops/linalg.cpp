@@ -2,7 +2,7 @@
 // and dispatch of MATMUL and CONV2D with their fused bias and activation.
 #include "ingot/ops/linalg.h"
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ops/op_util.h"
 
 namespace ingot {

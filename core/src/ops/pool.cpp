@@ -1,9 +1,9 @@
 // Pooling: parameter checks, output sizes (PyTorch's pooling_output_shape), dispatch.
 #include "ingot/ops/pool.h"
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/indexing.h"
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/ops/reduce.h"
 #include "ops/op_util.h"
 

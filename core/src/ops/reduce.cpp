@@ -2,7 +2,7 @@
 // (op_table.def); keepdim=false is a reshape afterwards.
 #include "ingot/ops/reduce.h"
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ops/op_util.h"
 
 namespace ingot {

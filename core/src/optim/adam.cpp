@@ -7,7 +7,7 @@
 
 #include "ingot/ops/creation.h"
 #include "ingot/ops/multi_tensor.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::optim {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 // Where they differ by design: torch's recursion follows any outside change of the group's lr, a
 // pure function does not; torch 1.13 divides by zero for LinearLR start_factor 0 and ConstantLR

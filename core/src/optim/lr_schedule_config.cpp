@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "ingot/optim/lr_schedule.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::optim {
 namespace {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <set>
 
-#include "ingot/autograd/grad_mode.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/grad_mode.h"
+#include "ingot/base/error.h"
 
 namespace ingot::optim {
 

@@ -6,7 +6,7 @@
 
 #include "ingot/optim/adam.h"
 #include "ingot/optim/sgd.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 #include <fmt/ranges.h>
 

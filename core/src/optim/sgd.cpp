@@ -3,7 +3,7 @@
 #include "ingot/optim/sgd.h"
 
 #include "ingot/ops/multi_tensor.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::optim {
 

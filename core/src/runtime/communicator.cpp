@@ -9,7 +9,7 @@
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/communicator_registry.h"
 #include "ingot/runtime/dispatch.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/kv_store.h"
 #include "runtime/host_api.h"
 

@@ -6,7 +6,7 @@
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/dispatch.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "ingot/runtime/backend.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/registry.h"
 
 namespace ingot {

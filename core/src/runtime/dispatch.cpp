@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "dispatch_terminal.h"
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/runtime/logging.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"

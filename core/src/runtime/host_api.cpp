@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ingot/plugin/sdk_core.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/kv_store.h"
 #include "ingot/runtime/logging.h"
 

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/dispatch.h"

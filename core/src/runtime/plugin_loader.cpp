@@ -13,7 +13,7 @@
 
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/communicator_registry.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/logging.h"
 #include "ingot/runtime/registry.h"
 #include "runtime/host_api.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/profiler.h"
 
 namespace ingot {

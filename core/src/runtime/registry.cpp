@@ -5,8 +5,8 @@
 #include <cstddef>
 
 #include "backends/reference/reference_backend.h"
-#include "ingot/runtime/allocator.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/allocator.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <string>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 namespace {

@@ -1,8 +1,8 @@
-// Storage and opaque layouts: return memory and layout handles to their owners.
+// Storage: memory from an allocator, returned to it (an opaque layout's handle is released by
+// runtime/tensor_memory.cpp, which knows backends).
 #include "ingot/tensor/storage.h"
 
-#include "ingot/runtime/allocator.h"
-#include "ingot/runtime/backend.h"
+#include "ingot/base/allocator.h"
 
 namespace ingot {
 
@@ -10,7 +10,5 @@ Storage::Storage(size_t nbytes, Device device, Allocator& allocator)
     : data_(allocator.allocate(nbytes)), nbytes_(nbytes), device_(device), allocator_(&allocator) {}
 
 Storage::~Storage() { allocator_->deallocate(data_, nbytes_); }
-
-OpaqueLayout::~OpaqueLayout() { owner_->layout_release(handle_); }
 
 }  // namespace ingot

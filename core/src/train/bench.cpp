@@ -12,7 +12,7 @@
 #include <ostream>
 #include <random>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/overrides.h"
 #include "ingot/data/data_config.h"
@@ -21,9 +21,9 @@
 #include "ingot/nn/model_builder.h"
 #include "ingot/ops/random.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/runtime/device_memory.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/runtime/profiler.h"

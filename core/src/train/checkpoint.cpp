@@ -6,7 +6,7 @@
 #include <charconv>
 
 #include "ingot/io/safetensors.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::train {
 

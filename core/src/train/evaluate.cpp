@@ -3,7 +3,7 @@
 
 #include <chrono>
 
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/nn/loss.h"
 #include "ingot/train/device_feeder.h"
 

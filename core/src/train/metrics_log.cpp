@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "ingot/io/atomic_write.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::train {
 namespace {

@@ -14,7 +14,7 @@
 #include "ingot/nn/model_builder.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/threads.h"

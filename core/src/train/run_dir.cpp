@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "ingot/io/atomic_write.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::train {
 

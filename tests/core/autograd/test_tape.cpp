@@ -6,7 +6,7 @@
 
 #include "grad_check.h"
 #include "ingot/autograd/engine.h"
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/autograd/node.h"
 #include "ingot/ops/ops.h"
 #include "test_support.h"

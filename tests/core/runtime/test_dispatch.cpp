@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "ingot/plugin/sdk.h"
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/registry.h"
 #include "test_support.h"

@@ -6,7 +6,7 @@
 
 #include "ingot/plugin/sdk.h"
 #include "ingot/runtime/backend.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/runtime/registry.h"
 
 namespace ingot {

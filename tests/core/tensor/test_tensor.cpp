@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/tensor/tensor.h"
 #include "test_support.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ingot/config/schema.h"
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::config {
 

@@ -59,7 +59,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
                                         const BceWithLogitsOptions& options = {});
 
 /// Options of kl_div. The default reduction is BatchMean (the mathematically correct KL divergence
-/// of a batch), not torch's element-wise "mean": DESIGN.md fixes that known torch pitfall.
+/// of a batch), not torch's element-wise "mean": Ingot fixes that known torch pitfall.
 struct KlDivOptions {
   Reduction reduction = Reduction::BatchMean;
   /// The target holds log-probabilities too.

@@ -1,5 +1,5 @@
 // Random tensors from counter-based Philox streams: a Generator is a (seed, offset) pair; each
-// draw of n values uses the current offset and advances it by ceil(n / 4) (DESIGN.md section 4).
+// draw of n values uses the current offset and advances it by ceil(n / 4) (docs/architecture.md: random numbers).
 #pragma once
 
 #include <cstdint>

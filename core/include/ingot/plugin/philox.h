@@ -1,5 +1,5 @@
 // Philox4x32-10 counter-based random numbers and Ingot's exact mapping from raw bits to uniform,
-// Bernoulli and normal values (DESIGN.md section 4). Header-only SDK part: core, CPU plugins and
+// Bernoulli and normal values (docs/architecture.md: random numbers). Header-only SDK part: core, CPU plugins and
 // the CUDA plugin (host and device code) share it, so draws are bit-identical everywhere.
 //
 // The stream of an op: value i (over the output's logical row-major index) is

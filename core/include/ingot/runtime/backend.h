@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/tensor/device.h"
 

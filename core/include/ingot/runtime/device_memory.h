@@ -2,7 +2,7 @@
 // empty_cache, synchronize, and the compute stream's native handle (for communicator plugins).
 #pragma once
 
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/tensor/device.h"
 
 namespace ingot {

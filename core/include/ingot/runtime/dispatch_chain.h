@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot {

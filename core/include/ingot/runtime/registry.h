@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 #include "ingot/runtime/backend.h"
 
 namespace ingot {

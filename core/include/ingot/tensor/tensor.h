@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 #include "ingot/tensor/device.h"
 #include "ingot/tensor/dtype.h"
 #include "ingot/tensor/half.h"

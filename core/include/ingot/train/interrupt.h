@@ -5,7 +5,7 @@
 #include <signal.h>  // POSIX sigaction
 #include <string_view>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot::train {
 

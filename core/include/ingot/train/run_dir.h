@@ -1,5 +1,5 @@
 // RunDir: the folder runs/<name>/ of one pipeline run — created, refused, resumed or replaced
-// (never silently overwritten, DESIGN.md 7) — and the paths of what lives in it.
+// (never silently overwritten) — and the paths of what lives in it.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

@@ -1,5 +1,5 @@
 // The reference backend: plain, readable loops for every op of the op table on strided host
-// tensors. It is the test oracle and the last-resort fallback (DESIGN.md section 4).
+// tensors. It is the test oracle and the last-resort fallback.
 #pragma once
 
 #include "ingot/plugin/ingot_plugin.h"

@@ -1,10 +1,10 @@
 // The op registry: op_table.def expanded into a constant array.
-#include "ingot/ops/op_info.h"
+#include "ingot/runtime/op_info.h"
 
 #include <array>
 #include <string_view>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 namespace {

@@ -1,5 +1,5 @@
 // Grad mode: one thread-local flag, on by default (like torch).
-#include "ingot/autograd/grad_mode.h"
+#include "ingot/base/grad_mode.h"
 
 namespace ingot {
 

@@ -1,12 +1,12 @@
 // Caching host allocator: size classes, a free-block cache and statistics.
-#include "ingot/runtime/allocator.h"
+#include "ingot/base/allocator.h"
 
 #include <cstdlib>
 #include <new>
 
 #include <fmt/format.h>
 
-#include "ingot/runtime/error.h"
+#include "ingot/base/error.h"
 
 namespace ingot {
 namespace {

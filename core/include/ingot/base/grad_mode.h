@@ -1,4 +1,5 @@
 // Grad mode: whether ops record the autograd graph on this thread (torch.no_grad / enable_grad).
+// On the ground floor: dispatch, ops and copies below autograd read it too.
 #pragma once
 
 namespace ingot {

@@ -1,4 +1,4 @@
-// Ingot's exceptions: each carries context and the process exit code it maps to (DESIGN.md 7).
+// Ingot's exceptions: each carries context and the process exit code it maps to.
 #pragma once
 
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 
 namespace ingot {
 
-/// Exit codes of the CLI (DESIGN.md section 7).
+/// Exit codes of the CLI (docs/architecture.md: errors and exit codes).
 enum class ExitCode : int { Ok = 0, Runtime = 1, Usage = 2, BackendMissing = 3, Interrupted = 130, Terminated = 143 };
 
 /// Base of every Ingot error; `what()` is one line: what, where, what to do.

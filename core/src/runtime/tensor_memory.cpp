@@ -1,0 +1,38 @@
+// The Tensor methods that need the runtime: allocation on a device through the registry, the
+// reorder of a backend's opaque layout back to strided, and the release of that layout.
+#include "ingot/base/error.h"
+#include "ingot/runtime/backend.h"
+#include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/registry.h"
+#include "ingot/tensor/tensor.h"
+
+namespace ingot {
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  for (int64_t d : shape) INGOT_CHECK_SHAPE(d >= 0, "negative dimension in shape {}", shape.str());
+  auto impl = std::make_shared<TensorImpl>();
+  const size_t nbytes = static_cast<size_t>(shape.numel() * dtype_size(dtype));
+  impl->storage = std::make_shared<Storage>(nbytes, device, BackendRegistry::instance().allocator(device));
+  impl->dtype = dtype;
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::strided() const {
+  TensorImpl& im = impl();
+  if (im.layout == nullptr) return *this;
+  // Reorder in place: every handle of this tensor sees the strided copy from now on.
+  const Backend* owner = im.layout->owner();
+  Tensor dst = empty(im.shape, im.dtype, device());
+  owner->to_strided(make_desc(*this), make_desc(dst), exec_context());
+  im.storage = dst.storage();
+  im.strides = dst.strides();
+  im.offset = 0;
+  im.layout.reset();
+  return *this;
+}
+
+OpaqueLayout::~OpaqueLayout() { owner_->layout_release(handle_); }
+
+}  // namespace ingot
