@@ -37,14 +37,6 @@ std::vector<std::string> split_path(const char* text) {
   return out;
 }
 
-std::string stem_name(const std::string& path) {
-  std::string s = fs::path(path).filename().string();
-  if (s.rfind("lib", 0) == 0) s = s.substr(3);
-  if (const auto dot = s.find(".so"); dot != std::string::npos) s = s.substr(0, dot);
-  if (s.rfind("ingot_", 0) == 0) s = s.substr(6);
-  return s;
-}
-
 /// "kind type" for every type of every registry (to tell what an extension added).
 std::set<std::string> all_types() {
   const Registry r = Registry::process();
@@ -129,7 +121,7 @@ ExtensionRecord ExtensionLoader::load_file(const std::string& path) {
 ExtensionRecord ExtensionLoader::load_record(const std::string& path) {
   ExtensionRecord rec;
   rec.path = path;
-  rec.name = stem_name(path);
+  rec.name = plugin_file_stem(path);
   const std::vector<std::string> disabled = PluginLoader::disabled_names();
   if (std::find(disabled.begin(), disabled.end(), rec.name) != disabled.end()) {
     rec.reason = "disabled by INGOT_DISABLE_PLUGINS";

@@ -43,14 +43,6 @@ std::string env_or_empty(const char* name) {
   return v == nullptr ? std::string() : std::string(v);
 }
 
-// "libingot_cuda.so" -> "cuda"; "libfoo.so" -> "foo".
-std::string stem_name(const std::string& path) {
-  std::string s = fs::path(path).filename().string();
-  if (s.rfind("lib", 0) == 0) s = s.substr(3);
-  if (const auto dot = s.find(".so"); dot != std::string::npos) s = s.substr(0, dot);
-  if (s.rfind("ingot_", 0) == 0) s = s.substr(6);
-  return s;
-}
 
 // Boost.DLL's message is "...load() failed (dlerror system message: TEXT): ec"; keep TEXT.
 std::string dlerror_text(const std::exception& e) {
@@ -165,6 +157,15 @@ void start_plugin(const boost::dll::shared_library& lib, const std::deque<Plugin
 
 }  // namespace
 
+// "libingot_cuda.so" -> "cuda"; "libfoo.so" -> "foo".
+std::string plugin_file_stem(const std::string& path) {
+  std::string s = fs::path(path).filename().string();
+  if (s.rfind("lib", 0) == 0) s = s.substr(3);
+  if (const auto dot = s.find(".so"); dot != std::string::npos) s = s.substr(0, dot);
+  if (s.rfind("ingot_", 0) == 0) s = s.substr(6);
+  return s;
+}
+
 PluginLoader& PluginLoader::instance() {
   static PluginLoader loader;
   return loader;
@@ -251,7 +252,7 @@ PluginRecord PluginLoader::load_file(const std::string& path) {
 PluginRecord PluginLoader::load_record(const std::string& path) {
   PluginRecord rec;
   rec.path = path;
-  rec.name = stem_name(path);
+  rec.name = plugin_file_stem(path);
   const std::vector<std::string> disabled = disabled_names();
   // Check the file name before loading, so the kill switch also covers a library that crashes when loaded.
   if (contains(disabled, rec.name)) {

@@ -31,6 +31,9 @@ struct PluginFolder {
   bool exists = false;
 };
 
+/// A plugin file's name without "lib", "ingot_" and ".so": "libingot_cuda.so" -> "cuda".
+std::string plugin_file_stem(const std::string& path);
+
 class PluginLoader {
  public:
   /// The process's loader (plugins live as long as the process).
