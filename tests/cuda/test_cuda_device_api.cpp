@@ -12,6 +12,7 @@
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_event.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/device_stream.h"
 #include "ingot/runtime/pinned_memory.h"
 #include "test_support.h"
 
@@ -118,6 +119,21 @@ TEST_CASE("cuda device API: pinned memory and asynchronous copies", "[cuda][pinn
   const Tensor back = to_async(doubled, Device::cpu());  // not to be read before synchronize
   synchronize(kGpu);
   INGOT_REQUIRE_CLOSE(back, add(x, x), 0.0, 0.0);
+}
+
+TEST_CASE("cuda device API: a copy on a side stream, ordered by an event before compute uses it", "[cuda][stream]") {
+  if (!gpu_ready()) return;
+  REQUIRE(Stream::available(kGpu));
+  const Tensor x = test::random_tensor({256, 1000}, DType::F32, 4);
+  const Tensor p = pin_memory(x, kGpu);
+  Stream side(kGpu);
+  CHECK(side.handle() != native_stream(kGpu));
+  const Tensor d = to_async(p, kGpu, &side);
+  Event copied(kGpu);
+  copied.record(&side);
+  copied.wait();  // the compute stream waits for the copy, the host does not
+  const Tensor doubled = add(d, d);
+  INGOT_REQUIRE_CLOSE(doubled.to(Device::cpu()), add(x, x), 0.0, 0.0);
 }
 
 TEST_CASE("cuda device API: events time work on the compute stream", "[cuda][event]") {

@@ -38,7 +38,8 @@ TEST_CASE("abi: the layout is frozen for 64-bit targets", "[plugins][abi]") {
   // The static_asserts of abi_layout.h already ran; these spot checks document the sizes.
   CHECK(sizeof(ingot_tensor_desc) == 192);
   CHECK(sizeof(ingot_backend) == 40);
-  CHECK(sizeof(ingot_device_table) == 160);
+  CHECK(sizeof(ingot_device_table) == 184);
+  CHECK(offsetof(ingot_device_table, stream_wait_event) == 176);
   CHECK(offsetof(ingot_device_table, device_count) == 24);
   CHECK(INGOT_ABI_MAJOR == 2);
 }

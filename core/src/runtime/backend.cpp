@@ -189,6 +189,25 @@ bool Backend::offers_events() const {
          INGOT_DEVICE_HAS(event_elapsed_ms) && INGOT_DEVICE_HAS(event_destroy);
 }
 
+bool Backend::offers_streams() const {
+  return INGOT_DEVICE_HAS(stream_create) && INGOT_DEVICE_HAS(stream_destroy) && INGOT_DEVICE_HAS(stream_wait_event);
+}
+
+void* Backend::stream_create(int32_t index) const {
+  if (!offers_streams()) unsupported("streams");
+  void* stream = nullptr;
+  throw_if_error(device_->stream_create(device_->self, index, &stream), fmt::format("backend {}: stream_create", name_));
+  return stream;
+}
+
+void Backend::stream_destroy(int32_t index, void* stream) const { device_->stream_destroy(device_->self, index, stream); }
+
+void Backend::stream_wait_event(int32_t index, void* stream, void* event) const {
+  if (!offers_streams()) unsupported("streams");
+  throw_if_error(device_->stream_wait_event(device_->self, index, stream, event),
+                 fmt::format("backend {}: stream_wait_event", name_));
+}
+
 void* Backend::event_create(int32_t index) const {
   if (!offers_events()) unsupported("events");
   void* event = nullptr;

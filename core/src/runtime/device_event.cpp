@@ -5,6 +5,7 @@
 
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/device_stream.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/base/error.h"
 
@@ -46,14 +47,24 @@ void Event::release() noexcept {
   handle_ = nullptr;
 }
 
-void Event::record() {
+void Event::record(const Stream* stream) {
   if (backend_ == nullptr) {
     host_time_ = std::chrono::steady_clock::now();
   } else {
     INGOT_CHECK(handle_ != nullptr, "Event on {}: used after being moved from", device_.str());
-    backend_->event_record(device_.index, handle_, exec_context());
+    INGOT_CHECK(stream == nullptr || stream->device() == device_, "Event on {}: record on a stream of {}", device_.str(),
+                stream->device().str());
+    ingot_exec_context ctx = exec_context();
+    ctx.stream = stream != nullptr ? stream->handle() : nullptr;
+    backend_->event_record(device_.index, handle_, ctx);
   }
   recorded_ = true;
+}
+
+void Event::wait(const Stream* stream) const {
+  INGOT_CHECK(recorded_, "Event on {}: wait() before record()", device_.str());
+  if (backend_ == nullptr) return;
+  backend_->stream_wait_event(device_.index, stream != nullptr ? stream->handle() : nullptr, handle_);
 }
 
 void Event::synchronize() const {

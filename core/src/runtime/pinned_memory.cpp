@@ -11,6 +11,7 @@
 #include "ingot/base/grad_mode.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/device_stream.h"
 #include "ingot/runtime/dispatch.h"
 
 namespace ingot {
@@ -121,7 +122,7 @@ bool is_pinned(const Tensor& t) {
   return false;
 }
 
-Tensor to_async(const Tensor& src, Device device) {
+Tensor to_async(const Tensor& src, Device device, const Stream* stream) {
   if (device == src.device()) return src;
   INGOT_CHECK(src.device().is_cpu() != device.is_cpu(), "to_async: {} -> {}: one side must be the host (cpu)",
               src.device().str(), device.str());
@@ -133,7 +134,13 @@ Tensor to_async(const Tensor& src, Device device) {
   Tensor dst = Tensor::empty(from.shape(), from.dtype(), device);
   const size_t bytes = static_cast<size_t>(from.numel() * dtype_size(from.dtype()));
   const auto* data = static_cast<const char*>(from.storage()->data()) + from.offset() * dtype_size(from.dtype());
-  b.copy_async(accel.index, dst.storage()->data(), device.kind, data, from.device().kind, bytes, exec_context());
+  ingot_exec_context ctx = exec_context();
+  if (stream != nullptr) {
+    INGOT_CHECK(stream->device() == accel, "to_async: a stream of {} for a copy to {}", stream->device().str(),
+                accel.str());
+    ctx.stream = stream->handle();
+  }
+  b.copy_async(accel.index, dst.storage()->data(), device.kind, data, from.device().kind, bytes, ctx);
   return dst;
 }
 

@@ -10,6 +10,7 @@ namespace ingot::train {
 DeviceFeeder::DeviceFeeder(data::DataLoader& loader, Device device, int depth)
     : loader_(loader), device_(device), depth_(std::max(depth, 1)) {
   pinned_ = !device.is_cpu() && pinned_memory_available(device);
+  if (pinned_ && Stream::available(device)) side_ = std::make_unique<Stream>(device);
 }
 
 void DeviceFeeder::fill() {
@@ -25,8 +26,12 @@ void DeviceFeeder::fill() {
       f.staged = *b;
       f.staged.inputs = pin_memory(b->inputs, device_);
       f.staged.targets = pin_memory(b->targets, device_);
-      f.batch.inputs = to_async(f.staged.inputs, device_);
-      f.batch.targets = to_async(f.staged.targets, device_);
+      f.batch.inputs = to_async(f.staged.inputs, device_, side_.get());
+      f.batch.targets = to_async(f.staged.targets, device_, side_.get());
+      if (side_) {
+        f.copied = std::make_shared<Event>(device_);
+        f.copied->record(side_.get());
+      }
     } else {
       f.batch.inputs = b->inputs.to(device_);
       f.batch.targets = b->targets.to(device_);
@@ -47,6 +52,7 @@ std::optional<data::Batch> DeviceFeeder::next() {
   }
   in_use_ = std::move(queue_.front());
   queue_.pop_front();
+  if (in_use_->copied) in_use_->copied->wait();  // the compute stream waits for this batch's copy
   fill();  // queue the following copies before the caller's compute on this batch
   return in_use_->batch;
 }

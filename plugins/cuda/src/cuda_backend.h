@@ -52,6 +52,9 @@ class CudaBackend final : public sdk::ComputeImpl, public sdk::DeviceImpl {
   void event_synchronize(int32_t device, void* event) override;
   double event_elapsed_ms(int32_t device, void* start, void* end) override;
   void event_destroy(int32_t device, void* event) override;
+  void* stream_create(int32_t device) override;
+  void stream_destroy(int32_t device, void* stream) override;
+  void stream_wait_event(int32_t device, void* stream, void* event) override;
   ingot_memory_stats memory_stats(int32_t device) override;
   void reset_peak_memory_stats(int32_t device) override;
   void empty_cache(int32_t device) override;

@@ -1,6 +1,6 @@
 // CudaBackend, device side: memory from each device's caching allocator, copies on its compute
-// stream, pinned host memory (portable), synchronize, the stream's handle, timing events and
-// allocator stats. Every call first makes its device current (CudaBackend::device).
+// stream (or a side stream), pinned host memory (portable), synchronize, the stream's handle,
+// timing events, side streams and allocator stats. Every call first makes its device current (CudaBackend::device).
 #include <string>
 
 #include "cuda_backend.h"
@@ -22,7 +22,7 @@ void CudaBackend::wait_for_owner(const void* ptr, int32_t dev) {
 
 sdk::DeviceOffers CudaBackend::offers() const {
   sdk::DeviceOffers o;
-  o.copy_async = o.pinned_memory = o.synchronize = o.native_stream = o.events = o.memory_stats = true;
+  o.copy_async = o.pinned_memory = o.synchronize = o.native_stream = o.events = o.memory_stats = o.streams = true;
   return o;
 }
 
@@ -60,13 +60,14 @@ void* CudaBackend::host_alloc_pinned(int32_t dev, size_t bytes) {
   return ptr;
 }
 
-// The block may still be the source or target of a queued asynchronous copy on any device:
-// drain the compute streams of the devices in use first.
+// The block may still be the source or target of a queued asynchronous copy on any stream of any
+// device (side streams included): drain the devices in use first.
 void CudaBackend::host_free_pinned(int32_t, void* ptr) {
   if (ptr == nullptr) return;
   for (int32_t i = 0; i < count_; ++i) {
-    DeviceState* s = states_[i].load(std::memory_order_acquire);
-    if (s != nullptr) (void)cudaStreamSynchronize(s->ctx.stream());
+    if (states_[i].load(std::memory_order_acquire) == nullptr) continue;
+    device(i);
+    (void)cudaDeviceSynchronize();
   }
   (void)cudaFreeHost(ptr);
   (void)cudaGetLastError();
@@ -104,6 +105,27 @@ void CudaBackend::event_destroy(int32_t dev, void* event) {
   device(dev);
   (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
   (void)cudaGetLastError();
+}
+
+// Side streams do not block on the legacy default stream; work on them is ordered with the compute
+// stream only through events (stream_wait_event).
+void* CudaBackend::stream_create(int32_t dev) {
+  device(dev);
+  cudaStream_t s = nullptr;
+  INGOT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+
+void CudaBackend::stream_destroy(int32_t dev, void* stream) {
+  device(dev);
+  (void)cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  (void)cudaGetLastError();
+}
+
+void CudaBackend::stream_wait_event(int32_t dev, void* stream, void* event) {
+  const cudaStream_t s = stream != nullptr ? static_cast<cudaStream_t>(stream) : device(dev).ctx.stream();
+  device(dev);
+  INGOT_CUDA_CHECK(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(event), 0));
 }
 
 ingot_memory_stats CudaBackend::memory_stats(int32_t dev) {

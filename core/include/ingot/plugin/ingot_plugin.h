@@ -342,6 +342,13 @@ typedef struct ingot_device_table {
   ingot_status* (*memory_stats)(void* self, int32_t device_index, ingot_memory_stats* out);
   ingot_status* (*reset_peak_memory_stats)(void* self, int32_t device_index);
   ingot_status* (*empty_cache)(void* self, int32_t device_index);
+  /* Side streams of device_index: work queued on one (ctx->stream = its handle for copy_async and
+   * event_record) runs concurrently with the compute stream, so a host -> device copy can overlap
+   * compute. stream_wait_event makes the work queued later on `stream` (NULL: the compute stream)
+   * wait for `event`, recorded on any stream of the device. */
+  ingot_status* (*stream_create)(void* self, int32_t device_index, void** stream);
+  void (*stream_destroy)(void* self, int32_t device_index, void* stream);
+  ingot_status* (*stream_wait_event)(void* self, int32_t device_index, void* stream, void* event);
 } ingot_device_table;
 
 /* ---- backend component: compute table ------------------------------------------------------

@@ -16,6 +16,7 @@ struct DeviceOffers {
   bool native_stream = false;
   bool events = false;        ///< create, record, synchronize, elapsed_ms, destroy
   bool memory_stats = false;  ///< memory_stats, reset_peak_memory_stats, empty_cache
+  bool streams = false;       ///< stream_create, stream_destroy, stream_wait_event (side streams)
 };
 
 /// Base class of a device backend's device side. `device` is always in [0, device_count()): the
@@ -44,6 +45,10 @@ class DeviceImpl {
   virtual ingot_memory_stats memory_stats(int32_t device) { return unsupported<ingot_memory_stats>(device); }
   virtual void reset_peak_memory_stats(int32_t device) { unsupported<int>(device); }
   virtual void empty_cache(int32_t device) { unsupported<int>(device); }
+  virtual void* stream_create(int32_t device) { return unsupported<void*>(device); }
+  virtual void stream_destroy(int32_t device, void*) { unsupported<int>(device); }
+  /// Work queued later on `stream` (nullptr: the compute stream) waits for `event`.
+  virtual void stream_wait_event(int32_t device, void* /*stream*/, void* /*event*/) { unsupported<int>(device); }
 
  private:
   template <class R>
@@ -152,6 +157,17 @@ inline ingot_device_table make_device_table(DeviceImpl* impl, int32_t device_kin
     };
     t.empty_cache = [](void* self, int32_t dev) noexcept {
       return guarded([&] { device_of(self, dev).empty_cache(dev); });
+    };
+  }
+  if (offers.streams) {
+    t.stream_create = [](void* self, int32_t dev, void** stream) noexcept {
+      return guarded([&] { *stream = device_of(self, dev).stream_create(dev); });
+    };
+    t.stream_destroy = [](void* self, int32_t dev, void* stream) noexcept {
+      quietly([&] { device_of(self, dev).stream_destroy(dev, stream); });
+    };
+    t.stream_wait_event = [](void* self, int32_t dev, void* stream, void* event) noexcept {
+      return guarded([&] { device_of(self, dev).stream_wait_event(dev, stream, event); });
     };
   }
   return t;

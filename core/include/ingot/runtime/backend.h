@@ -72,6 +72,12 @@ class Backend {
   void synchronize(int32_t index) const;
   void* native_stream(int32_t index) const;
   bool offers_events() const;
+  /// Whether the device table has stream_create, stream_destroy and stream_wait_event.
+  bool offers_streams() const;
+  void* stream_create(int32_t index) const;
+  void stream_destroy(int32_t index, void* stream) const;
+  /// Work queued later on `stream` (nullptr: the compute stream) waits for `event`.
+  void stream_wait_event(int32_t index, void* stream, void* event) const;
   /// Whether the device table has memory_stats, reset_peak_memory_stats and empty_cache.
   bool offers_memory_stats() const;
   void* event_create(int32_t index) const;

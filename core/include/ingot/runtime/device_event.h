@@ -9,6 +9,7 @@
 namespace ingot {
 
 class Backend;
+class Stream;
 
 class Event {
  public:
@@ -20,8 +21,11 @@ class Event {
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
-  /// Marks the current end of the device's compute stream (may be recorded again).
-  void record();
+  /// Marks the current end of the device's compute stream, or of `stream` (may be recorded again).
+  void record(const Stream* stream = nullptr);
+  /// Makes the work queued later on the compute stream (or on `stream`) wait for this event;
+  /// returns at once. On the CPU, where work is synchronous, a no-op.
+  void wait(const Stream* stream = nullptr) const;
   /// Returns once the work queued before the last record() has finished.
   void synchronize() const;
   /// Milliseconds from this event to `end` (both recorded, on the same device); waits for `end`.

@@ -6,6 +6,8 @@
 
 namespace ingot {
 
+class Stream;
+
 /// Whether the backend of accelerator `accel` offers pinned host memory (device table entries).
 bool pinned_memory_available(Device accel);
 
@@ -22,7 +24,9 @@ bool is_pinned(const Tensor& t);
 /// see the data; the host side (src when copying to the device, the result when copying to the
 /// host) must not be touched before synchronize(device) or an Event recorded after it has
 /// completed. Pinned host memory makes it truly asynchronous; pageable memory may block. Uses the
-/// synchronous copy when the backend has no copy_async. Not recorded by autograd.
-Tensor to_async(const Tensor& src, Device device);
+/// synchronous copy when the backend has no copy_async. Not recorded by autograd. With `stream`
+/// (a side stream of the accelerator) the copy runs there: record an Event on it and wait() for
+/// that event before the compute stream uses the result.
+Tensor to_async(const Tensor& src, Device device, const Stream* stream = nullptr);
 
 }  // namespace ingot
