@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "cli.h"
-#include "ingot/extension/extension_loader.h"
 #include "ingot/base/error.h"
+#include "ingot/extension/extension_loader.h"
 #include "ingot/train/bench.h"
 
 namespace po = boost::program_options;

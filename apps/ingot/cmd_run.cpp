@@ -6,12 +6,12 @@
 #include <iostream>
 
 #include "cli.h"
+#include "ingot/base/error.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
 #include "ingot/config/overrides.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/ops/random.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "ingot/plugin/ingot_plugin.h"
 #include "ingot/base/error.h"
+#include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/logging.h"
 
 namespace po = boost::program_options;

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ingot/base/error.h"
 #include "ingot/config/overrides.h"
 #include "ingot/io/safetensors.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/bench.h"
 #include "ingot/train/pipeline_schema.h"

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <string>
 
+#include "ingot/base/error.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/train/pipeline_schema.h"
 #include "config_paths.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot::conformance {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ingot/data/sampler.h"
 #include "ingot/base/error.h"
+#include "ingot/data/sampler.h"
 
 using namespace ingot;
 using namespace ingot::data;

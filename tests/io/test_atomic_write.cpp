@@ -3,8 +3,8 @@
 
 #include <stdexcept>
 
-#include "ingot/io/atomic_write.h"
 #include "ingot/base/error.h"
+#include "ingot/io/atomic_write.h"
 #include "io_test_util.h"
 
 using Catch::Matchers::Contains;

@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "ingot/io/safetensors.h"
 #include "ingot/base/allocator.h"
+#include "ingot/io/safetensors.h"
 #include "io_test_util.h"
 
 using namespace ingot;

@@ -2,9 +2,9 @@
 // per-type keys, betas, and the resolved config.
 #include <catch2/catch.hpp>
 
+#include "ingot/base/error.h"
 #include "ingot/optim/clip_grad.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/base/error.h"
 #include "test_support.h"
 
 namespace ingot::optim {

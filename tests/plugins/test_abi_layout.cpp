@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/plugin/abi_layout.h"
 #include "ingot/plugin/sdk.h"
+#include "ingot/runtime/op_info.h"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include "ingot/base/error.h"
 #include "ingot/ops/creation.h"
 #include "ingot/runtime/communicator.h"
 #include "ingot/runtime/communicator_registry.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/kv_store.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "test_support.h"

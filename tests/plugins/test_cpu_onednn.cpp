@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 #include "test_support.h"

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "ingot/optim/lr_schedule.h"
 #include "ingot/base/error.h"
+#include "ingot/optim/lr_schedule.h"
 
 namespace ingot {
 namespace {

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "ingot/base/grad_mode.h"
 #include "ingot/autograd/node.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
 

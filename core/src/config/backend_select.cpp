@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "ingot/config/schema.h"
 #include "ingot/base/error.h"
+#include "ingot/config/schema.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 

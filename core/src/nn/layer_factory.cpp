@@ -16,8 +16,8 @@
 #include "ingot/nn/embedding.h"
 #include "ingot/nn/flatten.h"
 #include "ingot/nn/layer_norm.h"
-#include "ingot/nn/linear.h"
 #include "ingot/nn/layer_registry.h"
+#include "ingot/nn/linear.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/nn/pooling.h"
 

@@ -4,9 +4,9 @@
 
 #include <limits>
 
+#include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/ops.h"
-#include "ingot/base/error.h"
 
 namespace ingot::nn {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/op_info.h"
 
 namespace ingot {
 

@@ -2,8 +2,8 @@
 // with a = p; autograd records the op and its rule scales the gradient by the saved mask.
 #include "ingot/ops/dropout.h"
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/op_info.h"
 
 namespace ingot {
 

@@ -3,8 +3,8 @@
 
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/indexing.h"
-#include "ingot/runtime/op_info.h"
 #include "ingot/ops/reduce.h"
+#include "ingot/runtime/op_info.h"
 #include "ops/op_util.h"
 
 namespace ingot {

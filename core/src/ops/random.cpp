@@ -2,9 +2,9 @@
 // offset by ceil(numel / 4), so a draw depends only on (seed, offset, element index).
 #include "ingot/ops/random.h"
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/plugin/philox.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/op_info.h"
 
 namespace ingot {
 

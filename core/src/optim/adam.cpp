@@ -5,9 +5,9 @@
 
 #include <map>
 
+#include "ingot/base/error.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/multi_tensor.h"
-#include "ingot/base/error.h"
 
 namespace ingot::optim {
 

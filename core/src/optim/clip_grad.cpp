@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/multi_tensor.h"
 #include "ingot/ops/reduce.h"
-#include "ingot/base/error.h"
 
 namespace ingot::optim {
 

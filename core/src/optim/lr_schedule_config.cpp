@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "ingot/optim/lr_schedule.h"
 #include "ingot/base/error.h"
+#include "ingot/optim/lr_schedule.h"
 
 namespace ingot::optim {
 namespace {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <set>
 
-#include "ingot/base/grad_mode.h"
 #include "ingot/base/error.h"
+#include "ingot/base/grad_mode.h"
 
 namespace ingot::optim {
 

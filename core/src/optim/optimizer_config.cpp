@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "ingot/base/error.h"
 #include "ingot/optim/adam.h"
 #include "ingot/optim/sgd.h"
-#include "ingot/base/error.h"
 
 #include <fmt/ranges.h>
 

@@ -2,8 +2,8 @@
 // (two when some have a momentum buffer and others are at their first step).
 #include "ingot/optim/sgd.h"
 
-#include "ingot/ops/multi_tensor.h"
 #include "ingot/base/error.h"
+#include "ingot/ops/multi_tensor.h"
 
 namespace ingot::optim {
 

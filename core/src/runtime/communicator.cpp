@@ -6,10 +6,10 @@
 
 #include <utility>
 
+#include "ingot/base/error.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/communicator_registry.h"
 #include "ingot/runtime/dispatch.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/kv_store.h"
 #include "runtime/host_api.h"
 

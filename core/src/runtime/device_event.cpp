@@ -3,11 +3,11 @@
 
 #include <utility>
 
+#include "ingot/base/error.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/device_stream.h"
 #include "ingot/runtime/dispatch.h"
-#include "ingot/base/error.h"
 
 namespace ingot {
 

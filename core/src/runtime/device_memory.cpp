@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "ingot/runtime/backend.h"
 #include "ingot/base/error.h"
+#include "ingot/runtime/backend.h"
 #include "ingot/runtime/registry.h"
 
 namespace ingot {

@@ -8,8 +8,8 @@
 #include <exception>
 #include <string>
 
-#include "ingot/plugin/sdk_core.h"
 #include "ingot/base/error.h"
+#include "ingot/plugin/sdk_core.h"
 #include "ingot/runtime/kv_store.h"
 #include "ingot/runtime/logging.h"
 

@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "ingot/base/error.h"
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/communicator_registry.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/logging.h"
 #include "ingot/runtime/registry.h"
 #include "runtime/host_api.h"

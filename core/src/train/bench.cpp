@@ -12,6 +12,8 @@
 #include <ostream>
 #include <random>
 
+#include "ingot/base/allocator.h"
+#include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/overrides.h"
@@ -21,12 +23,10 @@
 #include "ingot/nn/model_builder.h"
 #include "ingot/ops/random.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/base/allocator.h"
 #include "ingot/runtime/device_memory.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/op_counts.h"
-#include "ingot/runtime/registry.h"
 #include "ingot/runtime/profiler.h"
+#include "ingot/runtime/registry.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"

@@ -5,8 +5,8 @@
 
 #include <charconv>
 
-#include "ingot/io/safetensors.h"
 #include "ingot/base/error.h"
+#include "ingot/io/safetensors.h"
 
 namespace ingot::train {
 

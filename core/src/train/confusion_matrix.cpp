@@ -9,10 +9,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/data/fashion_mnist.h"
 #include "ingot/ops/reduce.h"
-#include "ingot/base/error.h"
 
 namespace ingot::train {
 

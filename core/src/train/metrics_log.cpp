@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "ingot/io/atomic_write.h"
 #include "ingot/base/error.h"
+#include "ingot/io/atomic_write.h"
 
 namespace ingot::train {
 namespace {

@@ -9,12 +9,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "ingot/base/allocator.h"
 #include "ingot/data/data_config.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/base/allocator.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/threads.h"

@@ -7,8 +7,8 @@
 #include <ctime>
 #include <fstream>
 
-#include "ingot/io/atomic_write.h"
 #include "ingot/base/error.h"
+#include "ingot/io/atomic_write.h"
 
 namespace fs = std::filesystem;
 

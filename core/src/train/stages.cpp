@@ -1,8 +1,9 @@
 // The built-in stages: train (the training loop with checkpoints per epoch and on a signal),
 // evaluate (test accuracy, loss and confusion matrix), save (model.safetensors).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include <iostream>
+#include <ostream>
 
 #include "ingot/io/safetensors.h"
 #include "ingot/train/interrupt.h"

@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "ingot/base/error.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
-#include "ingot/base/error.h"
 
 namespace ingot::train {
 

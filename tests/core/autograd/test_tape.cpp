@@ -6,8 +6,8 @@
 
 #include "grad_check.h"
 #include "ingot/autograd/engine.h"
-#include "ingot/base/grad_mode.h"
 #include "ingot/autograd/node.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/ops.h"
 #include "test_support.h"
 

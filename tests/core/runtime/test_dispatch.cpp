@@ -2,8 +2,8 @@
 // when another backend or the user reads them, workspace from core's allocator.
 #include <catch2/catch.hpp>
 
-#include "ingot/plugin/sdk.h"
 #include "ingot/base/allocator.h"
+#include "ingot/plugin/sdk.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/registry.h"
 #include "test_support.h"

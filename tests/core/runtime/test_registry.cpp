@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "ingot/base/error.h"
 #include "ingot/plugin/sdk.h"
 #include "ingot/runtime/backend.h"
-#include "ingot/base/error.h"
 #include "ingot/runtime/registry.h"
 
 namespace ingot {

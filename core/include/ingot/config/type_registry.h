@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "ingot/config/schema.h"
 #include "ingot/base/error.h"
+#include "ingot/config/schema.h"
 
 namespace ingot::config {
 

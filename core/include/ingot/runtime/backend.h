@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "ingot/runtime/op_info.h"
 #include "ingot/plugin/ingot_plugin.h"
+#include "ingot/runtime/op_info.h"
 #include "ingot/tensor/device.h"
 
 namespace ingot {
