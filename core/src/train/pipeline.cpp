@@ -160,7 +160,9 @@ void run_stages(PipelineState& s) {
 void write_summary(PipelineState& s, const config::BackendSelection& backends, double seconds) {
   Record summary("summary", s.position.epoch, s.position.step);
   summary.set("name", s.cfg.name())
-      .set("status", s.status == TrainStatus::Finished ? "completed" : "interrupted")
+      .set("status", s.status == TrainStatus::Finished      ? "completed"
+                     : s.status == TrainStatus::Interrupted ? "interrupted"
+                                                            : "failed")
       .set("epochs", s.plan.epochs)
       .set("total_steps", s.plan.total_steps)
       .set("train_loss", s.last_train_loss)
@@ -175,6 +177,7 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
     summary.set("peak_device_bytes", memory_stats(d).peak_allocated);
   if (!backends.note.empty()) summary.set("fallback", backends.note);
   if (s.last_eval) summary.set("test_accuracy", s.last_eval->accuracy).set("test_loss", s.last_eval->loss);
+  if (!s.failure.empty()) summary.set("error", s.failure);
   s.run->write_summary(summary.to_json());
   s.metrics->log(summary);
   s.out << fmt::format("done in {:.1f} s: {}\n", seconds, s.run->summary_path().string());
@@ -216,6 +219,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
   s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
   run_stages(s);
   write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+  if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);
   return s.exit_code;
 }
 

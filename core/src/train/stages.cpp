@@ -44,7 +44,20 @@ class TrainStage final : public PipelineStage {
       const bool last = pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
       if (last || epoch % s.train.checkpoint_every == 0) s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
     };
-    s.status = train_loop(ctx, s.train, s.plan, s.position, on_epoch_end);
+    try {
+      s.status = train_loop(ctx, s.train, s.plan, s.position, on_epoch_end);
+    } catch (const NonFiniteError& e) {
+      // Nothing is saved from the non-finite state; the last checkpoint is the one to go back to.
+      const auto latest = s.run->latest_checkpoint();
+      s.status = TrainStatus::Failed;
+      s.failure = fmt::format("{}; nothing was saved from it. {}", e.what(),
+                              latest ? fmt::format("The last good checkpoint is {}.safetensors: lower the learning rate "
+                                                   "(or set train.on_nonfinite: skip_step) and run again with --resume",
+                                                   latest->string())
+                                     : std::string("No checkpoint was saved before it: lower the learning rate (or set "
+                                                   "train.on_nonfinite: skip_step) and start over with --force"));
+      return false;
+    }
     if (s.status != TrainStatus::Interrupted) return true;
     s.save_checkpoint(s.run->step_checkpoint(s.position.step), s.position);
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));

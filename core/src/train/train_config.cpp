@@ -17,6 +17,8 @@ config::Schema train_schema() {
       .number("clip_grad_norm", 0.0)
       .number("clip_grad_value", 0.0)
       .any("loss")
+      .string("on_nonfinite", false, {"stop", "skip_step"})
+      .integer("max_skipped", 1, 1e9)
       .integer("log_every", 1, 1e9)
       .integer("checkpoint_every", 1, 100000)
       .boolean("eval_every_epoch")
@@ -34,6 +36,8 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (node["accumulate"]) c.accumulate = node["accumulate"].as<int64_t>();
     if (node["clip_grad_norm"]) c.clip_grad_norm = node["clip_grad_norm"].as<double>();
     if (node["clip_grad_value"]) c.clip_grad_value = node["clip_grad_value"].as<double>();
+    if (node["on_nonfinite"]) c.on_nonfinite = node["on_nonfinite"].as<std::string>();
+    if (node["max_skipped"]) c.max_skipped = node["max_skipped"].as<int64_t>();
     if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
     if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "ingot/nn/loss.h"
 #include "ingot/ops/elementwise.h"
@@ -12,6 +13,7 @@
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/device_feeder.h"
 #include "ingot/train/interrupt.h"
+#include "ingot/train/nonfinite_guard.h"
 
 namespace ingot::train {
 
@@ -65,6 +67,9 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   const std::vector<Tensor> params = model.parameters();
   const double micro_scale = 1.0 / static_cast<double>(config.accumulate);
   TrainState state{model, opt, position};
+  const NonFiniteGuard guard(model.named_parameters());
+  const bool skip_nonfinite = config.on_nonfinite == "skip_step";
+  int64_t skipped = 0, skipped_in_row = 0;
   const auto each = [&ctx](auto&& fn) {
     for (TrainCallback* cb : ctx.callbacks) fn(*cb);
   };
@@ -79,7 +84,8 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     opt.zero_grad();
     const auto epoch_start = std::chrono::steady_clock::now();
     double epoch_loss = 0.0, group_loss = 0.0, shown_loss = 0.0;
-    int64_t epoch_batches = 0, micro = 0, group_images = 0;
+    int64_t epoch_batches = 0, finite_batches = 0, micro = 0, group_images = 0;
+    std::string nonfinite;  // the group's first non-finite quantity
     auto step_start = std::chrono::steady_clock::now();
     bool stop = false;
     while (auto batch = next_batch(feeder)) {
@@ -96,23 +102,55 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       each([&](TrainCallback& cb) { cb.after_backward(state); });
       const double value = loss.item();
       phase.end();
-      group_loss += value;
-      epoch_loss += value;
       ++epoch_batches;
       ++micro;
       group_images += batch->targets.numel();
-      shown_loss = epoch_loss / static_cast<double>(epoch_batches);
+      if (std::isfinite(value)) {
+        group_loss += value;
+        epoch_loss += value;
+        ++finite_batches;
+      } else if (nonfinite.empty()) {
+        nonfinite = fmt::format("the loss ({})", std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf");
+      }
+      if (finite_batches > 0) shown_loss = epoch_loss / static_cast<double>(finite_batches);
       if (ctx.progress) ctx.progress->update(batch->index + 1, batch->targets.numel(), shown_loss, lr);
 
       const bool last_of_epoch = batch->index + 1 == plan.batches_per_epoch;
       if (micro < config.accumulate && !last_of_epoch) continue;
       // One optimizer step over the group's accumulated gradients.
       phase.next("optimizer");
+      if (nonfinite.empty()) nonfinite = guard.check_gradients();
+      if (!nonfinite.empty()) {
+        const std::string what = fmt::format("step {}: {} is not finite", position.step + 1, nonfinite);
+        if (!skip_nonfinite) throw NonFiniteError(what);
+        // skip_step: no update from this group; the batches count as consumed, the step does not.
+        opt.zero_grad();
+        ++skipped;
+        if (++skipped_in_row >= config.max_skipped)
+          throw NonFiniteError(fmt::format("{}, and that made {} steps in a row skipped (train.max_skipped: {})", what,
+                                           skipped_in_row, config.max_skipped));
+        if (ctx.progress) ctx.progress->message(fmt::format("{}: optimizer step skipped", what));
+        position.batch = batch->index + 1;
+        position.rng = ctx.dropout_gen->state();
+        group_loss = 0.0;
+        micro = 0;
+        group_images = 0;
+        nonfinite.clear();
+        step_start = std::chrono::steady_clock::now();
+        if (interrupted()) {
+          stop = true;
+          break;
+        }
+        continue;
+      }
+      skipped_in_row = 0;
       each([&](TrainCallback& cb) { cb.before_optimizer_step(state); });
       double grad_norm = -1.0;
       if (config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(params, *config.clip_grad_norm);
       if (config.clip_grad_value) optim::clip_grad_value_(params, *config.clip_grad_value);
       opt.step();
+      if (const std::string w = guard.check_weights(); !w.empty())
+        throw NonFiniteError(fmt::format("step {}: {} is not finite after the optimizer step", position.step + 1, w));
       each([&](TrainCallback& cb) { cb.after_optimizer_step(state); });
       opt.zero_grad();
       phase.end();
@@ -124,6 +162,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
         Record r = train_step_record(epoch + 1, position.step, group_loss / static_cast<double>(micro), lr,
                                      secs > 0 ? static_cast<double>(group_images) / secs : 0.0, secs);
         if (grad_norm >= 0) r.set("grad_norm", grad_norm);
+        if (skipped > 0) r.set("skipped_steps", skipped);
         ctx.metrics->log(r);
       }
       group_loss = 0.0;

@@ -57,6 +57,11 @@ class OutOfMemoryError : public Error {
  public:
   explicit OutOfMemoryError(const std::string& msg) : Error(msg) {}
 };
+/// Training reached a non-finite loss, gradient or weight (exit 1); nothing was saved from it.
+class NonFiniteError : public Error {
+ public:
+  explicit NonFiniteError(const std::string& msg) : Error(msg) {}
+};
 /// A wait (key-value store, collective) ran out of time.
 class TimeoutError : public Error {
  public:

@@ -62,6 +62,7 @@ struct PipelineState {
   double last_train_loss = std::nan("");
   TrainStatus status = TrainStatus::Finished;
   int exit_code = 0;
+  std::string failure;  ///< why training failed (status Failed): thrown after the summary is written
 
   /// Callbacks of the trainer, in order (stages and extensions add theirs before training).
   std::vector<std::unique_ptr<TrainCallback>> callbacks;

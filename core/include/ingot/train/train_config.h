@@ -21,6 +21,10 @@ struct TrainConfig {
   std::optional<double> clip_grad_norm;   ///< max global L2 norm of the gradients
   std::optional<double> clip_grad_value;  ///< max |gradient| element
   nn::Loss loss;                          ///< `train.loss` from the loss registry (cross_entropy)
+  /// A non-finite loss, gradient or weight: "stop" (exit 1, nothing saved from it) or "skip_step"
+  /// (no optimizer step for that group; stop after `max_skipped` in a row).
+  std::string on_nonfinite = "stop";
+  int64_t max_skipped = 10;
   int64_t log_every = 10;                 ///< optimizer steps between train_step lines of metrics.jsonl
   int64_t checkpoint_every = 1;           ///< epochs between checkpoints (the last epoch always gets one)
   bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch

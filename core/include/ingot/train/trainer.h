@@ -40,13 +40,15 @@ struct TrainPlan {
 };
 TrainPlan make_train_plan(const TrainConfig& config, int64_t batches_per_epoch);
 
-enum class TrainStatus { Finished, Interrupted };
+enum class TrainStatus { Finished, Interrupted, Failed };
 
 /// Called after each finished epoch (1-based `epoch`) with the position at its end.
 using EpochEnd = std::function<void(int64_t epoch, const TrainPosition& position, double train_loss)>;
 
 /// Trains from `position` (updated as steps complete) to the plan's end, or until
-/// train::interrupted() is seen after a step.
+/// train::interrupted() is seen after a step. A non-finite loss, gradient or weight throws
+/// NonFiniteError naming the step and the quantity (config.on_nonfinite: stop), or skips that
+/// optimizer step (skip_step) until config.max_skipped steps in a row were skipped.
 TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
                        TrainPosition& position, const EpochEnd& on_epoch_end);
 

@@ -1,0 +1,110 @@
+// The trainer's non-finite guard: skip_step leaves the weights untouched on the steps whose loss
+// is NaN and trains on; stop throws NonFiniteError naming the step; a weight that becomes
+// non-finite after the step is named by parameter.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "ingot/base/grad_mode.h"
+#include "ingot/data/synthetic.h"
+#include "ingot/nn/presets.h"
+#include "ingot/ops/ops.h"
+#include "ingot/optim/lr_schedule.h"
+#include "ingot/optim/sgd.h"
+#include "ingot/train/trainer.h"
+#include "test_support.h"
+
+using namespace ingot;
+using namespace ingot::train;
+
+namespace {
+
+/// Adds NaN to the loss of the listed batches, or sets a weight to inf after a chosen step.
+class Poison final : public TrainCallback {
+ public:
+  const char* name() const override { return "poison"; }
+  Tensor extra_loss(TrainState&, const data::Batch& b, const Tensor&, const Tensor& loss) override {
+    seen_batch = b.index;
+    return nan_batches.count(b.index) ? mul(loss, std::numeric_limits<double>::quiet_NaN()) : Tensor();
+  }
+  void after_backward(TrainState& s) override {
+    if (nan_batches.count(seen_batch)) before.push_back(s.model.parameters().front().detach().clone());
+  }
+  void before_optimizer_step(TrainState& s) override {
+    if (!inf_weight) return;
+    NoGradGuard no_grad;
+    s.model.parameters().front().slice(0, 0, 1).fill_(std::numeric_limits<double>::infinity());
+  }
+  void after_optimizer_step(TrainState&) override { ++steps; }
+
+  std::set<int64_t> nan_batches;
+  bool inf_weight = false;
+  int64_t seen_batch = -1;
+  int steps = 0;
+  std::vector<Tensor> before;
+};
+
+struct Result {
+  TrainPosition position;
+  int steps = 0;
+  std::vector<Tensor> weights;
+};
+
+Result run(const std::string& mode, std::set<int64_t> nan_batches, bool inf_weight = false) {
+  Generator init(7), dropout(8);
+  const auto model = nn::make_mlp({{16, 8, 3}, "relu", 0.0}, &init, &dropout);
+  data::LoaderOptions lo;
+  lo.batch_size = 8;
+  data::SyntheticSpec spec;
+  spec.size = 64;
+  spec.height = spec.width = 4;
+  spec.classes = 3;
+  data::DataLoader loader(data::synthetic_dataset(spec, 1), lo);
+  optim::SgdOptions so;
+  so.lr = 0.1;
+  optim::SGD opt(model->parameters(), so);
+  YAML::Node sched;
+  sched["type"] = "constant";
+  const auto schedule = optim::make_schedule(sched, "test", 8);
+  TrainConfig cfg;
+  cfg.loss = nn::make_loss(YAML::Node(), "test");
+  cfg.on_nonfinite = mode;
+  cfg.max_skipped = 3;
+  Poison poison;
+  poison.nan_batches = std::move(nan_batches);
+  poison.inf_weight = inf_weight;
+  TrainContext ctx{model.get(), &opt, schedule.get(), &loader, &dropout};
+  ctx.callbacks = {&poison};
+  Result r;
+  const TrainPlan plan = make_train_plan(cfg, loader.num_batches());
+  const TrainStatus status = train_loop(ctx, cfg, plan, r.position, nullptr);  // may throw NonFiniteError
+  CHECK(status == TrainStatus::Finished);
+  r.steps = poison.steps;
+  for (const Tensor& p : model->parameters()) r.weights.push_back(p.detach().clone());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("non-finite guard: skip_step skips the poisoned steps and trains on", "[train][nonfinite]") {
+  const Result r = run("skip_step", {2, 5});
+  CHECK(r.steps == 6);  // 8 batches, 2 skipped
+  CHECK(r.position.step == 6);
+  CHECK(r.position.epoch == 1);  // the whole epoch consumed
+  for (const Tensor& w : r.weights)
+    for (float v : w.to_vector<float>()) REQUIRE(std::isfinite(v));
+}
+
+TEST_CASE("non-finite guard: stop names the step; max_skipped ends a run that keeps failing", "[train][nonfinite]") {
+  REQUIRE_THROWS_MATCHES(run("stop", {3}), NonFiniteError,
+                         Catch::Matchers::Message("step 4: the loss (NaN) is not finite"));
+  REQUIRE_THROWS_WITH(run("skip_step", {1, 2, 3}),
+                      Catch::Contains("step 2: the loss (NaN) is not finite, and that made 3 steps in a row skipped"));
+}
+
+TEST_CASE("non-finite guard: a weight that is not finite after the step is named", "[train][nonfinite]") {
+  REQUIRE_THROWS_MATCHES(run("stop", {}, true), NonFiniteError,
+                         Catch::Matchers::Message("step 1: the weight 1.weight is not finite after the optimizer step"));
+}
