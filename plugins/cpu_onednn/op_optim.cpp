@@ -1,5 +1,6 @@
-// Optimizer family: the fused SGD_UPDATE and ADAM_UPDATE ops as OpenMP-parallel, vectorisable f32
-// loops over dense tensors (oneDNN has no optimizer primitive; the loops are memory bound).
+// Optimizer family: the fused SGD_UPDATE and ADAM_UPDATE ops and the multi-tensor GLOBAL_NORM
+// (gradient clipping, the trainer's non-finite check) as OpenMP-parallel, vectorisable f32 loops
+// over dense tensors (oneDNN has no optimizer primitive; the loops are memory bound).
 #include <omp.h>
 
 #include <cmath>
@@ -9,7 +10,13 @@
 namespace ingot::onednn {
 namespace {
 
-bool handles(int32_t op) { return op == INGOT_OP_SGD_UPDATE || op == INGOT_OP_ADAM_UPDATE; }
+bool handles(int32_t op) {
+  return op == INGOT_OP_SGD_UPDATE || op == INGOT_OP_ADAM_UPDATE || op == INGOT_OP_GLOBAL_NORM;
+}
+
+bool dense_f32(const ingot_tensor_desc& t) {
+  return t.device_kind == INGOT_DEVICE_CPU && t.dtype == INGOT_F32 && sdk::is_contiguous(t);
+}
 
 // A dense host f32 tensor of `param`'s shape (0-size ones are fine: nothing to do).
 bool dense_like(const ingot_tensor_desc& t, const ingot_tensor_desc& param) {
@@ -36,6 +43,12 @@ int group_size(const sdk::OpCall& c) {
 }
 
 bool supports(OnednnBackend&, const sdk::OpCall& c) {
+  if (c.op == INGOT_OP_GLOBAL_NORM) {
+    if (c.n_out != 1 || !dense_f32(c.out[0]) || sdk::numel(c.out[0]) != 1) return false;
+    for (int k = 0; k < c.n_in; ++k)
+      if (!dense_f32(c.in[k])) return false;
+    return true;
+  }
   const int per = group_size(c);
   if (per == 0 || c.n_out != 0 || c.n_in % per != 0) return false;
   const bool sgd_without_buf = c.op == INGOT_OP_SGD_UPDATE && attr_of<ingot_attr_sgd>(c)->momentum == 0.0;
@@ -115,9 +128,23 @@ void adam(const ingot_attr_adam& a, int64_t n, float* p, const float* g, float* 
   }
 }
 
+// Sum of squares in double, as the reference: one NaN or inf anywhere makes the norm non-finite.
+INGOT_SIMD_CLONES double sum_of_squares(int64_t n, const float* x) {
+  double s = 0.0;
+#pragma omp parallel for simd reduction(+ : s) if (parallel(n))
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * static_cast<double>(x[i]);
+  return s;
+}
+
 void execute(const sdk::OpCall& c, Exec& ex) {
   if (!supports(ex.backend(), c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn optim: unsupported call");
   ex.backend().note_impl(c.op, "cpu_onednn:omp_simd");
+  if (c.op == INGOT_OP_GLOBAL_NORM) {
+    double s = 0.0;
+    for (int k = 0; k < c.n_in; ++k) s += sum_of_squares(sdk::numel(c.in[k]), sdk::data_ptr<const float>(c.in[k]));
+    *sdk::data_ptr<float>(c.out[0]) = static_cast<float>(std::sqrt(s));
+    return;
+  }
   const int per = group_size(c);
   for (int k = 0; k < c.n_in; k += per) {
     const int64_t n = sdk::numel(c.in[k]);

@@ -7,6 +7,7 @@
 
 #include "ingot/io/safetensors.h"
 #include "ingot/train/interrupt.h"
+#include "ingot/train/nonfinite_guard.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
 
@@ -85,6 +86,7 @@ class SaveStage final : public PipelineStage {
  public:
   std::string name() const override { return "save"; }
   bool run(PipelineState& s) override {
+    s.refuse_nonfinite_weights(s.position.step);
     const std::filesystem::path weights = s.run->path() / "model.safetensors";
     io::save_safetensors(weights, s.model->state_dict(), io::Metadata{{"format", "pt"}});
     s.out << fmt::format("save: weights in {} (torch.nn state_dict names)\n", weights.string());
@@ -128,9 +130,15 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const YAML::Node& node, 
 }
 
 void PipelineState::save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos) {
+  refuse_nonfinite_weights(pos.step);
   Checkpoint c{pos, model->state_dict(), optimizer->state_dict()};
   train::save_checkpoint(stem.string() + ".safetensors", c);
   run->set_latest_checkpoint(stem);
+}
+
+void PipelineState::refuse_nonfinite_weights(int64_t step) const {
+  if (const std::string w = NonFiniteGuard(model->named_parameters()).check_weights(); !w.empty())
+    throw NonFiniteError(fmt::format("step {}: {} is not finite, so it is not saved", step, w));
 }
 
 const EvalResult& PipelineState::evaluate_now() {

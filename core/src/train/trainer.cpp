@@ -119,10 +119,17 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       if (micro < config.accumulate && !last_of_epoch) continue;
       // One optimizer step over the group's accumulated gradients.
       phase.next("optimizer");
-      if (nonfinite.empty()) nonfinite = guard.check_gradients();
+      // Weights are checked only when a loss went non-finite (a weight that did is the cause to
+      // name) and before anything is saved: a step that is fine costs one gradient norm.
+      bool weights_bad = false;
+      if (!nonfinite.empty()) {
+        if (std::string w = guard.check_weights(); !w.empty()) nonfinite = std::move(w), weights_bad = true;
+      } else {
+        nonfinite = guard.check_gradients();
+      }
       if (!nonfinite.empty()) {
         const std::string what = fmt::format("step {}: {} is not finite", position.step + 1, nonfinite);
-        if (!skip_nonfinite) throw NonFiniteError(what);
+        if (!skip_nonfinite || weights_bad) throw NonFiniteError(what);
         // skip_step: no update from this group; the batches count as consumed, the step does not.
         opt.zero_grad();
         ++skipped;
@@ -149,8 +156,6 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       if (config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(params, *config.clip_grad_norm);
       if (config.clip_grad_value) optim::clip_grad_value_(params, *config.clip_grad_value);
       opt.step();
-      if (const std::string w = guard.check_weights(); !w.empty())
-        throw NonFiniteError(fmt::format("step {}: {} is not finite after the optimizer step", position.step + 1, w));
       each([&](TrainCallback& cb) { cb.after_optimizer_step(state); });
       opt.zero_grad();
       phase.end();

@@ -69,6 +69,8 @@ struct PipelineState {
 
   /// Saves a checkpoint of the current model and optimizer at `pos` as STEM.safetensors.
   void save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos);
+  /// Throws NonFiniteError (nothing saved) when a weight is not finite.
+  void refuse_nonfinite_weights(int64_t step) const;
   /// Evaluates the model on the test split (recording the result and its step).
   const EvalResult& evaluate_now();
 };

@@ -46,9 +46,10 @@ enum class TrainStatus { Finished, Interrupted, Failed };
 using EpochEnd = std::function<void(int64_t epoch, const TrainPosition& position, double train_loss)>;
 
 /// Trains from `position` (updated as steps complete) to the plan's end, or until
-/// train::interrupted() is seen after a step. A non-finite loss, gradient or weight throws
-/// NonFiniteError naming the step and the quantity (config.on_nonfinite: stop), or skips that
-/// optimizer step (skip_step) until config.max_skipped steps in a row were skipped.
+/// train::interrupted() is seen after a step. A non-finite loss or gradient throws NonFiniteError
+/// naming the step and the quantity — the weight, when one had gone non-finite (config.on_nonfinite:
+/// stop) — or skips that optimizer step (skip_step) until config.max_skipped steps in a row were
+/// skipped; a non-finite weight always stops.
 TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
                        TrainPosition& position, const EpochEnd& on_epoch_end);
 
