@@ -29,6 +29,10 @@ files)
   [ "$(losses "$run/metrics.jsonl" | wc -l)" -eq 96 ] || fail "expected 96 train_step lines"
   grep -q 'optimizer:' "$run/config.resolved.yaml" || fail "resolved config lacks the optimizer"
   grep -q 'evaluate: 128 samples' "$work/out.txt" || fail "no evaluation line in the output"
+  # One evaluation per epoch; the evaluate stage reuses the last one instead of repeating it.
+  [ "$(grep -c 'evaluate: 128 samples' "$work/out.txt")" -eq 3 ] || fail "evaluation printed $(grep -c 'evaluate: 128' "$work/out.txt") times"
+  [ "$(grep -c '"event":"eval"' "$run/metrics.jsonl")" -eq 3 ] || fail "evaluation logged $(grep -c '"event":"eval"' "$run/metrics.jsonl") times"
+  grep -q 'loss -0\.0000' "$work/out.txt" && fail "a loss printed as -0.0000"
   ;;
 refuse)
   "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" > /dev/null 2>&1 || fail "first run failed"

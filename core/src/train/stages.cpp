@@ -15,8 +15,9 @@ namespace ingot::train {
 namespace {
 
 std::string eval_line(const EvalResult& r) {
+  // (+ 0.0 turns a loss of -0.0 into 0.0, which prints without a sign)
   return fmt::format("evaluate: {} samples  accuracy {:.2f}%  loss {:.4f}  ({:.1f} s)", r.samples, 100.0 * r.accuracy,
-                     r.loss, r.seconds);
+                     r.loss + 0.0, r.seconds);
 }
 
 Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
@@ -72,10 +73,14 @@ class EvaluateStage final : public PipelineStage {
  public:
   std::string name() const override { return "evaluate"; }
   bool run(PipelineState& s) override {
-    // The evaluation after the last epoch serves when nothing changed since; otherwise (a steps
-    // budget ending mid-epoch, no training) evaluate the weights as they are now.
-    const EvalResult& r =
-        s.last_eval && s.last_eval_step == s.position.step ? *s.last_eval : s.evaluate_now();
+    // The evaluation after the last epoch serves when nothing changed since (already printed and
+    // logged: only its confusion matrix is added); otherwise (a steps budget ending mid-epoch, no
+    // training) evaluate the weights as they are now.
+    if (s.last_eval && s.last_eval_step == s.position.step) {
+      s.out << s.last_eval->confusion.table() << "\n";
+      return true;
+    }
+    const EvalResult& r = s.evaluate_now();
     s.out << eval_line(r) << "\n" << r.confusion.table() << "\n";
     s.metrics->log(eval_record(r, s.position.epoch, s.position.step));
     return true;
