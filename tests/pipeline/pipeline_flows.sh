@@ -3,7 +3,7 @@
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
 # uninterrupted run.
 # Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
-#        torch_init_from | resume_int | resume_term)
+#        torch_init_from | resume_int | resume_term | resume_hup)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -107,9 +107,10 @@ init_from)
   [ $code -eq 2 ] && grep -q "init_from.*size mismatch\|init_from.*shape" "$work/err.txt" ||
     fail "wrong weights: exit $code, $(cat "$work/err.txt")"
   ;;
-resume_int|resume_term)
+resume_int|resume_term|resume_hup)
   sig=INT; want=130
   [ "$flow" = resume_term ] && sig=TERM && want=143
+  [ "$flow" = resume_hup ] && sig=HUP && want=129
   cfg=tests/pipeline/configs/slow_cnn.yaml
   "$ingot" run $cfg --runs-dir "$work/a" > "$work/a.txt" 2>&1 || { cat "$work/a.txt"; fail "uninterrupted run failed"; }
   total=$(losses "$work/a/slow_cnn/metrics.jsonl" | wc -l)

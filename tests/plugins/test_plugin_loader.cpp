@@ -1,10 +1,13 @@
 // PluginLoader against fixture plugins: each bad plugin is rejected with its own reason, the good
 // ones still load, the kill switch works, query has no side effects; and the template plugin's ADD.
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "ingot/runtime/dispatch.h"
@@ -191,4 +194,16 @@ TEST_CASE("log levels parse from INGOT_LOG-style names", "[plugins][logging]") {
   ingot::set_log_level(ingot::LogLevel::Error);
   CHECK(ingot::log_level() == ingot::LogLevel::Error);
   ingot::set_log_level(before);
+}
+
+TEST_CASE("a FIFO or folder named like a plugin is skipped, never opened", "[plugins]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ingot_fifo_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "libfolder.so");
+  REQUIRE(::mkfifo((dir / "libfifo.so").c_str(), 0600) == 0);  // dlopen of it would block
+  ingot::PluginLoader& loader = ingot::PluginLoader::instance();
+  const size_t before = loader.records().size();
+  loader.load_folder(dir.string());
+  for (size_t i = before; i < loader.records().size(); ++i) CHECK(loader.records()[i].path.find(dir.string()) != 0);
+  fs::remove_all(dir);
 }

@@ -226,7 +226,8 @@ void PluginLoader::scan_folder(const PluginFolder& folder) {
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(folder.path, ec)) {
     const std::string fname = entry.path().filename().string();
-    if (fname.rfind("lib", 0) == 0 && fname.size() > 3 && fname.ends_with(".so") && !entry.is_directory(ec)) {
+    // Regular files only: dlopen of a FIFO or a device named *.so would block or fail obscurely.
+    if (fname.rfind("lib", 0) == 0 && fname.size() > 3 && fname.ends_with(".so") && entry.is_regular_file(ec)) {
       files.push_back(entry.path().string());
     }
   }

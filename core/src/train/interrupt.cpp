@@ -1,4 +1,4 @@
-// Interrupt: SIGINT / SIGTERM handlers that only touch async-signal-safe state (a lock-free
+// Interrupt: SIGINT / SIGTERM / SIGHUP handlers that only touch async-signal-safe state (a lock-free
 // atomic, write(2), sigaction(2)), installed and restored by InterruptGuard.
 #include "ingot/train/interrupt.h"
 
@@ -30,9 +30,10 @@ extern "C" void on_interrupt(int sig) {
   const int saved_errno = errno;  // a handler must leave errno as it found it
   int expected = 0;
   g_signal.compare_exchange_strong(expected, sig);
-  // Both signals go back to their default action, so the next one kills a run that never polls.
+  // The signals go back to their default action, so the next one kills a run that never polls.
   set_default(SIGINT);
   set_default(SIGTERM);
+  set_default(SIGHUP);
   const size_t len = g_notice_len.load();
   if (len > 0) {
     const ssize_t ignored = write(STDERR_FILENO, g_notice, len);
@@ -45,9 +46,10 @@ void install(int sig, struct sigaction* previous) {
   struct sigaction act {};
   act.sa_handler = on_interrupt;
   sigemptyset(&act.sa_mask);
-  // Block the other signal while the handler runs so both cannot race on the flag and the reset.
+  // Block the other signals while the handler runs so they cannot race on the flag and the reset.
   sigaddset(&act.sa_mask, SIGINT);
   sigaddset(&act.sa_mask, SIGTERM);
+  sigaddset(&act.sa_mask, SIGHUP);
   act.sa_flags = SA_RESTART;  // a read() in a data worker is not failed by the signal
   INGOT_CHECK(sigaction(sig, &act, previous) == 0, "InterruptGuard: sigaction({}) failed: {}", sig,
               std::strerror(errno));
@@ -64,13 +66,16 @@ InterruptGuard::InterruptGuard(std::string_view notice) {
   install(SIGINT, &previous_int_);
   try {
     install(SIGTERM, &previous_term_);
+    install(SIGHUP, &previous_hup_);
   } catch (...) {
+    sigaction(SIGTERM, &previous_term_, nullptr);
     sigaction(SIGINT, &previous_int_, nullptr);
     throw;
   }
 }
 
 InterruptGuard::~InterruptGuard() {
+  sigaction(SIGHUP, &previous_hup_, nullptr);
   sigaction(SIGTERM, &previous_term_, nullptr);
   sigaction(SIGINT, &previous_int_, nullptr);
 }

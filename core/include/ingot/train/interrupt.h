@@ -1,5 +1,6 @@
-// Interrupt: an RAII guard that turns the first SIGINT / SIGTERM into a flag that long work polls
-// between steps (to save a checkpoint and leave with 130 / 143); a second signal kills at once.
+// Interrupt: an RAII guard that turns the first SIGINT / SIGTERM / SIGHUP into a flag that long work
+// polls between steps (to save a checkpoint and leave with 130 / 143 / 129); a second signal kills
+// at once.
 #pragma once
 
 #include <signal.h>  // POSIX sigaction
@@ -9,9 +10,10 @@
 
 namespace ingot::train {
 
-/// While alive, SIGINT and SIGTERM set the interrupt flag instead of killing the process.
+/// While alive, SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session) set the interrupt
+/// flag instead of killing the process.
 /// The handler is async-signal-safe: it stores the signal number in a lock-free atomic, writes
-/// `notice` (if any) to stderr with write(2), and puts both signals back to their default action,
+/// `notice` (if any) to stderr with write(2), and puts the signals back to their default action,
 /// so a second Ctrl-C (or a second SIGTERM) still kills a run that is stuck. The destructor restores
 /// the handlers that were installed before the guard. Guards nest (last in, first out).
 class InterruptGuard {
@@ -27,17 +29,19 @@ class InterruptGuard {
  private:
   struct sigaction previous_int_ {};
   struct sigaction previous_term_ {};
+  struct sigaction previous_hup_ {};
 };
 
-/// True once SIGINT or SIGTERM arrived under a guard (stays true after the guard ends, until the
-/// next guard or clear_interrupt()).
+/// True once SIGINT, SIGTERM or SIGHUP arrived under a guard (stays true after the guard ends,
+/// until the next guard or clear_interrupt()).
 bool interrupted();
-/// The signal that arrived first (SIGINT, SIGTERM), or 0.
+/// The signal that arrived first (SIGINT, SIGTERM, SIGHUP), or 0.
 int signal_number();
 /// Forgets an earlier signal (a new guard does this too).
 void clear_interrupt();
 
-/// The CLI's exit code for a signal: 130 for SIGINT, 143 for SIGTERM, 128 + n for another signal.
+/// The CLI's exit code for a signal: 130 for SIGINT, 143 for SIGTERM, 128 + n for another (SIGHUP:
+/// 129).
 ExitCode exit_code_for_signal(int sig);
 
 }  // namespace ingot::train
