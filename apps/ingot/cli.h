@@ -19,7 +19,7 @@ inline bool take_bare_flag(std::vector<std::string>& args, const std::string& fl
   return std::erase(args, flag) > 0;
 }
 
-/// True once SIGINT or SIGTERM arrived; long work checks it between steps.
+/// True once SIGINT, SIGTERM or SIGHUP arrived; long work checks it between steps.
 bool interrupted();
 
 }  // namespace ingot::cli

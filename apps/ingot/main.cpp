@@ -3,31 +3,19 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <unistd.h>
 
 #include "cli.h"
 #include "ingot/base/error.h"
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/logging.h"
+#include "ingot/train/interrupt.h"
 
 namespace po = boost::program_options;
 
 namespace {
-
-volatile std::sig_atomic_t g_signal = 0;
-
-// First signal: ask the running command to stop at its next check. Second: leave at once.
-extern "C" void on_signal(int sig) {
-  if (g_signal != 0) _exit(128 + sig);
-  g_signal = sig;
-  static const char kMsg[] = "ingot: stopping after the current step (press Ctrl-C again to stop now)\n";
-  const ssize_t ignored = write(STDERR_FILENO, kMsg, sizeof(kMsg) - 1);  // write() is async-signal-safe
-  (void)ignored;
-}
 
 constexpr const char* kUsage =
     "usage: ingot [--version] [--help] [--log LEVEL] <command> [<args>]\n"
@@ -42,7 +30,7 @@ constexpr const char* kUsage =
     "environment: INGOT_PLUGIN_PATH (extra plugin folders, ':'-separated),\n"
     "  INGOT_DISABLE_PLUGINS (names to skip, ','-separated), INGOT_LOG (debug|info|warn|error|off)\n"
     "exit codes: 0 ok, 1 runtime error, 2 usage or config error, 3 required backend missing,\n"
-    "  130/143 interrupted\n";
+    "  130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP\n";
 
 int run_main(int argc, char** argv) {
   po::options_description global("global options");
@@ -84,12 +72,15 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 namespace ingot::cli {
-bool interrupted() { return g_signal != 0; }
+bool interrupted() { return ingot::train::interrupted(); }
 }  // namespace ingot::cli
 
 int main(int argc, char** argv) {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  // One interrupt system for the whole process: the first SIGINT / SIGTERM / SIGHUP sets a flag
+  // that every phase checks (start-up, training steps, the stages after training); a second one
+  // stops the process at once.
+  const ingot::train::InterruptGuard guard(
+      "ingot: stopping at the next safe point (press Ctrl-C again to stop now)\n");
   int code = 1;
   try {
     code = run_main(argc, argv);
@@ -103,9 +94,9 @@ int main(int argc, char** argv) {
     std::cerr << "ingot: error: " << e.what() << "\n";
     code = 1;
   }
-  if (g_signal != 0) {
+  if (ingot::train::interrupted()) {
     std::cerr << "ingot: interrupted\n";
-    return 128 + g_signal;
+    return static_cast<int>(ingot::train::exit_code_for_signal(ingot::train::signal_number()));
   }
   return code;
 }

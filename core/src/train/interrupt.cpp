@@ -18,6 +18,7 @@ static_assert(std::atomic<int>::is_always_lock_free, "the signal flag must be lo
 // The notice lives in static storage: the handler may not allocate or touch a std::string.
 char g_notice[256] = {};
 std::atomic<size_t> g_notice_len{0};
+std::atomic<int> g_depth{0};  // guards alive (not touched by the handler)
 
 void set_default(int sig) {
   struct sigaction dfl {};
@@ -62,7 +63,9 @@ InterruptGuard::InterruptGuard(std::string_view notice) {
   g_notice_len.store(0);
   if (len > 0) std::memcpy(g_notice, notice.data(), len);  // an empty view may hold nullptr
   g_notice_len.store(len);
-  g_signal.store(0);
+  // The outermost guard starts clean; an inner one (a stage inside the CLI's guard) keeps a signal
+  // that arrived before it, so a Ctrl-C during start-up is not forgotten.
+  if (g_depth.fetch_add(1) == 0) g_signal.store(0);
   install(SIGINT, &previous_int_);
   try {
     install(SIGTERM, &previous_term_);
@@ -75,6 +78,7 @@ InterruptGuard::InterruptGuard(std::string_view notice) {
 }
 
 InterruptGuard::~InterruptGuard() {
+  g_depth.fetch_sub(1);
   sigaction(SIGHUP, &previous_hup_, nullptr);
   sigaction(SIGTERM, &previous_term_, nullptr);
   sigaction(SIGINT, &previous_int_, nullptr);

@@ -20,6 +20,7 @@
 #include "ingot/runtime/threads.h"
 #include "ingot/train/callback_registry.h"
 #include "ingot/train/checkpoint.h"
+#include "ingot/train/interrupt.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
 
@@ -148,10 +149,17 @@ void print_header(const PipelineState& s) {
   s.out.flush();
 }
 
-/// Runs the stages in order until one stops the pipeline; trainer callbacks hear each stage end.
+/// Runs the stages in order until one stops the pipeline; trainer callbacks hear each stage end. A
+/// signal that arrived before a stage (during start-up, or during the stage before) stops there.
 void run_stages(PipelineState& s) {
   TrainState ts{*s.model, *s.optimizer, s.position, s.position.epoch};
   for (const auto& stage : s.stages) {
+    if (interrupted()) {
+      s.status = TrainStatus::Interrupted;
+      s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
+      s.out << fmt::format("interrupted before the {} stage: stopped there\n", stage->name());
+      return;
+    }
     if (!stage->run(s)) return;
     for (const auto& cb : s.callbacks) cb->on_stage_end(ts, stage->name());
   }

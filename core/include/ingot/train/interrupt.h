@@ -18,7 +18,8 @@ namespace ingot::train {
 /// the handlers that were installed before the guard. Guards nest (last in, first out).
 class InterruptGuard {
  public:
-  /// Clears the flag and installs the handlers. `notice` (at most 255 bytes kept), e.g.
+  /// Installs the handlers; the outermost guard also clears the flag (an inner one keeps a signal
+  /// that arrived earlier). `notice` (at most 255 bytes kept), e.g.
   /// "ingot: stopping after the current step (press Ctrl-C again to stop now)\n", is printed on
   /// the first signal; empty prints nothing.
   explicit InterruptGuard(std::string_view notice = {});
