@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <zlib.h>
+
+#include <algorithm>
 #include <charconv>
 
 #include "ingot/base/error.h"
@@ -30,6 +33,25 @@ T parse_number(const io::Metadata& meta, const std::string& key, const std::file
   return value;
 }
 
+/// CRC-32 (zlib's) over every tensor's name and bytes, in name order: any flipped bit in the data
+/// section changes it.
+std::string data_checksum(const std::map<std::string, Tensor>& tensors) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const auto& [name, t] : tensors) {
+    const Tensor c = t.strided().to(Device::cpu()).contiguous();
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(name.data()), static_cast<uInt>(name.size()));
+    const auto* p = static_cast<const Bytef*>(c.storage()->data()) + c.offset() * dtype_size(c.dtype());
+    size_t left = static_cast<size_t>(c.numel()) * dtype_size(c.dtype());
+    while (left > 0) {  // crc32 takes at most uInt bytes at a time
+      const auto n = static_cast<uInt>(std::min<size_t>(left, 1u << 30));
+      crc = crc32(crc, p, n);
+      p += n;
+      left -= n;
+    }
+  }
+  return fmt::format("{:08x}", static_cast<uint32_t>(crc));
+}
+
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
@@ -39,6 +61,7 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   for (const auto& [name, t] : c.optimizer.tensors) tensors.emplace_back(kOptim + name, t);
   io::Metadata meta;
   meta["ingot_checkpoint"] = "1";
+  meta["data_crc32"] = data_checksum(std::map<std::string, Tensor>(tensors.begin(), tensors.end()));
   meta["epoch"] = std::to_string(c.position.epoch);
   meta["batch"] = std::to_string(c.position.batch);
   meta["step"] = std::to_string(c.position.step);
@@ -58,6 +81,14 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
   if (format->second != "1")
     throw InputError(fmt::format("{}: checkpoint format {} is newer than this Ingot understands (1)", file.string(),
                                  format->second));
+  // Checkpoints written before checksums were recorded have none and are taken as they are.
+  if (const auto crc = f.metadata.find("data_crc32"); crc != f.metadata.end()) {
+    const std::string actual = data_checksum(f.tensors);
+    if (actual != crc->second)
+      throw InputError(fmt::format("{}: the checkpoint's data is damaged (CRC-32 {} where {} was recorded): resume "
+                                   "from an older checkpoint, or start over with --force",
+                                   file.string(), actual, crc->second));
+  }
   Checkpoint c;
   c.position.epoch = parse_number<int64_t>(f.metadata, "epoch", file);
   c.position.batch = parse_number<int64_t>(f.metadata, "batch", file);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -97,6 +98,33 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   return s;
 }
 
+/// The checkpoint `latest` names, or, when that one is missing or damaged, the newest one that
+/// loads and verifies (saying so). InputError naming each that failed when none does.
+std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDir& run, std::ostream& out) {
+  std::vector<std::filesystem::path> stems;
+  std::string problems;
+  try {
+    if (const auto latest = run.latest_checkpoint()) stems.push_back(*latest);
+  } catch (const InputError& e) {
+    problems = e.what();
+  }
+  for (const auto& stem : run.checkpoint_stems())
+    if (std::find(stems.begin(), stems.end(), stem) == stems.end()) stems.push_back(stem);
+  for (const auto& stem : stems) {
+    const std::filesystem::path file = stem.string() + ".safetensors";
+    try {
+      Checkpoint c = load_checkpoint(file);
+      if (!problems.empty())
+        out << fmt::format("warning: {}; resuming from {}, the newest checkpoint that verifies\n", problems,
+                           file.string());
+      return {file, std::move(c)};
+    } catch (const InputError& e) {
+      problems += (problems.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  throw InputError(fmt::format("{}: no checkpoint loads ({}): start over with --force", run.path().string(), problems));
+}
+
 /// Opens runs/<name>/ (create, force or resume), writes or checks config.resolved.yaml, opens
 /// metrics.jsonl and, on resume, restores model, optimizer and position from the last checkpoint.
 void open_run(PipelineState& s, const config::BackendSelection& backends, const RunOptions& options) {
@@ -122,11 +150,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   s.metrics = std::make_unique<MetricsLog>(s.run->metrics_path(), /*append=*/options.resume);
   s.position.rng = s.dropout_gen.state();
   if (!options.resume) return;
-  const auto stem = s.run->latest_checkpoint();
-  if (!stem)
-    throw InputError(fmt::format("{}: no checkpoint to resume from: run without --resume", s.run->path().string()));
-  const std::filesystem::path ck = stem->string() + ".safetensors";
-  Checkpoint c = load_checkpoint(ck);
+  const auto [ck, c] = newest_valid_checkpoint(*s.run, s.out);
   s.model->load_state_dict(c.model, /*strict=*/true);
   s.optimizer->load_state_dict(c.optimizer);
   s.position = c.position;

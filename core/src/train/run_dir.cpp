@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 
@@ -65,10 +66,13 @@ RunDir RunDir::open(const std::string& name, RunDirMode mode, const fs::path& ba
     INGOT_CHECK_AS(fs::is_directory(dir), InputError,
                    "{} is not a folder: move it away or pass --force instead of --resume", shown);
     RunDir run(dir, mode);
+    // A missing or damaged `latest` is no reason to refuse while older checkpoints are there:
+    // the pipeline resumes from the newest one that verifies.
     INGOT_CHECK_AS(
-        run.latest_checkpoint().has_value(), InputError,
-        "{} has no checkpoint to resume from ({} is missing): pass --force instead of --resume to start over", shown,
-        run.latest_pointer_path().string());
+        !run.checkpoint_stems().empty(), InputError,
+        "{} has no checkpoint to resume from (no checkpoints/*.safetensors): pass --force instead of --resume to "
+        "start over",
+        shown);
     return run;
   }
 
@@ -125,6 +129,21 @@ std::optional<fs::path> RunDir::latest_checkpoint() const {
   }
   throw InputError(fmt::format("{} names checkpoint '{}' but no {}.* file is in {}", pointer.string(), stem, stem,
                                checkpoints_dir().string()));
+}
+
+std::vector<fs::path> RunDir::checkpoint_stems() const {
+  std::vector<std::pair<fs::file_time_type, fs::path>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    const fs::path p = entry.path();
+    if (p.extension() != ".safetensors" || !entry.is_regular_file(ec)) continue;
+    if (p.filename().string().find(".tmp-") != std::string::npos) continue;
+    found.emplace_back(entry.last_write_time(ec), checkpoints_dir() / p.stem());
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<fs::path> out;
+  for (auto& [time, stem] : found) out.push_back(std::move(stem));
+  return out;
 }
 
 void RunDir::write_config(const YAML::Node& resolved) const {

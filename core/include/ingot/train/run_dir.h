@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ingot::train {
 
@@ -56,6 +57,10 @@ class RunDir {
   /// The stem named by checkpoints/latest, or nullopt when there is no pointer. Throws
   /// InputError when the pointer is malformed or names files that do not exist.
   std::optional<std::filesystem::path> latest_checkpoint() const;
+
+  /// Every checkpoint stem with a .safetensors file, newest first (by modification time): where a
+  /// resume looks when the one `latest` names is missing or damaged.
+  std::vector<std::filesystem::path> checkpoint_stems() const;
 
   /// Writes config.resolved.yaml (YAML::Emitter of `resolved`) atomically.
   void write_config(const YAML::Node& resolved) const;
