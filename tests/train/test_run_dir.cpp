@@ -107,9 +107,12 @@ TEST_CASE("RunDir: --resume needs the folder and a complete checkpoint", "[train
   run.set_latest_checkpoint(run.epoch_checkpoint(3));
   CHECK(message_of<ingot::InputError>([&] { (void)run.latest_checkpoint(); }).find("epoch-003") != std::string::npos);
   ingot::test::write_text(run.latest_pointer_path(), "../../etc/passwd\n");
-  CHECK(message_of<ingot::InputError>([&] {
-          RunDir::open("foo", RunDirMode::Resume, base);
-        }).find(run.latest_pointer_path().string()) != std::string::npos);
+  CHECK(message_of<ingot::InputError>([&] { (void)run.latest_checkpoint(); }).find(run.latest_pointer_path().string()) !=
+        std::string::npos);
+  // A bad pointer does not refuse the resume while a checkpoint file is there: the pipeline falls
+  // back to the newest one that verifies (checkpoint_stems).
+  CHECK_NOTHROW(RunDir::open("foo", RunDirMode::Resume, base));
+  CHECK(run.checkpoint_stems() == std::vector<fs::path>{stem});
   CHECK_THROWS_AS(run.set_latest_checkpoint(tmp.path() / "elsewhere"), ingot::Error);
 }
 
