@@ -146,5 +146,6 @@ TEST_CASE("RunDir: resolved config and summary are written whole", "[train][run_
   run.write_summary("{\"accuracy\":0.9}");
   run.write_summary("{\"accuracy\":0.91}");
   CHECK(ingot::test::read_text(run.summary_path()) == "{\"accuracy\":0.91}");
-  CHECK(names_in(run.path()) == std::vector<std::string>{"checkpoints", "config.resolved.yaml", "summary.json"});
+  CHECK(names_in(run.path()) ==
+        std::vector<std::string>{".lock", "checkpoints", "config.resolved.yaml", "summary.json"});
 }

@@ -2,11 +2,19 @@
 // the resolved config and summary written atomically (io::atomic_write).
 #include "ingot/train/run_dir.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "ingot/base/error.h"
 #include "ingot/io/atomic_write.h"
@@ -41,6 +49,50 @@ fs::path aside_name(const fs::path& dir) {
   return candidate;
 }
 
+/// An advisory flock on DIR/.lock, held for the process's life of the RunDir and released by the
+/// kernel when the process dies (a SIGKILL included): a second run on the same folder is refused.
+/// The lock file holds the owner's process id, for the message.
+std::shared_ptr<int> lock_folder(const fs::path& dir, const std::string& shown) {
+  // flock is per open file: this process would refuse itself. Its own runs share the lock instead.
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<int>> held;
+  std::lock_guard<std::mutex> guard(mu);
+  std::error_code ec;
+  const std::string key = fs::weakly_canonical(dir, ec).string();
+  if (auto mine = held[key].lock()) return mine;
+  const fs::path file = dir / ".lock";
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  INGOT_CHECK_AS(fd >= 0, InputError, "{}: cannot open the run's lock file {}: {}", shown, file.string(),
+                 std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    const std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
+    throw InputError(fmt::format("{} is in use by process {} (it holds {}): wait for that run to end or stop it, "
+                                 "then try again",
+                                 shown, pid.substr(0, pid.find_first_of("\n")), file.string()));
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
+    // The lock holds without the id; only the message of a refused run would lack it.
+  }
+  std::shared_ptr<int> lock(new int(fd), [](int* p) {
+    ::close(*p);  // releases the lock
+    delete p;
+  });
+  held[key] = lock;
+  return lock;
+}
+
+/// Removes what interrupted atomic writes left behind (NAME.tmp-*), in the folder and its checkpoints.
+void remove_stale_temps(const fs::path& dir) {
+  std::error_code ec;
+  for (const fs::path& d : {dir, dir / "checkpoints"})
+    for (const auto& entry : fs::directory_iterator(d, ec))
+      if (entry.path().filename().string().find(".tmp-") != std::string::npos) fs::remove(entry.path(), ec);
+}
+
 bool valid_stem(const std::string& stem) {
   if (stem.empty() || stem.front() == '.') return false;
   return stem.find('/') == std::string::npos && stem.find('\0') == std::string::npos;
@@ -66,6 +118,8 @@ RunDir RunDir::open(const std::string& name, RunDirMode mode, const fs::path& ba
     INGOT_CHECK_AS(fs::is_directory(dir), InputError,
                    "{} is not a folder: move it away or pass --force instead of --resume", shown);
     RunDir run(dir, mode);
+    run.lock_ = lock_folder(dir, shown);
+    remove_stale_temps(dir);  // only now: a run that holds the lock may be writing them
     // A missing or damaged `latest` is no reason to refuse while older checkpoints are there:
     // the pipeline resumes from the newest one that verifies.
     INGOT_CHECK_AS(
@@ -83,6 +137,8 @@ RunDir RunDir::open(const std::string& name, RunDirMode mode, const fs::path& ba
   INGOT_CHECK_AS(!ec, InputError, "{}: cannot create the runs folder: {}", base.string(), ec.message());
   RunDir run(dir, mode);
   if (exists) {
+    // Never move a folder that a running process writes into: it would go on writing there.
+    const std::shared_ptr<int> old_lock = fs::is_directory(dir) ? lock_folder(dir, shown) : nullptr;
     const fs::path aside = aside_name(dir);
     fs::rename(dir, aside, ec);
     INGOT_CHECK_AS(!ec, InputError, "{}: cannot move the old run aside to {}: {}", shown, aside.string(), ec.message());
@@ -93,6 +149,7 @@ RunDir RunDir::open(const std::string& name, RunDirMode mode, const fs::path& ba
   INGOT_CHECK_AS(!ec, InputError, "{}: cannot create the run folder: {}", shown, ec.message());
   INGOT_CHECK_AS(created, InputError, "{} already exists: pass --resume to continue it or --force to replace it",
                  shown);
+  run.lock_ = lock_folder(dir, shown);
   fs::create_directory(run.checkpoints_dir(), ec);
   INGOT_CHECK_AS(!ec, InputError, "{}: cannot create: {}", run.checkpoints_dir().string(), ec.message());
   return run;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,7 +33,9 @@ class RunDir {
   /// Opens the run folder per `mode`. `name` must be a plain folder name (letters, digits, '-',
   /// '_', '.', not starting with '.'): ConfigError otherwise. Refusals are InputError with one line
   /// saying what to pass, e.g. "runs/foo already exists: pass --resume to continue it or --force
-  /// to replace it". `base` is created if missing.
+  /// to replace it". `base` is created if missing. The folder is locked for as long as the RunDir
+  /// (or a copy) lives: a second open of a folder in use, --force included, is refused (exit 2)
+  /// naming the process that holds it; the kernel drops the lock when that process dies.
   static RunDir open(const std::string& name, RunDirMode mode, const std::filesystem::path& base = "runs");
 
   const std::filesystem::path& path() const { return path_; }
@@ -72,6 +75,7 @@ class RunDir {
   std::filesystem::path path_;
   RunDirMode mode_;
   std::optional<std::filesystem::path> moved_aside_;
+  std::shared_ptr<int> lock_;  ///< the flock on <run>/.lock, released with the last copy
 };
 
 }  // namespace ingot::train
