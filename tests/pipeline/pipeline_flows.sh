@@ -3,7 +3,7 @@
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
 # uninterrupted run.
 # Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
-#        torch_init_from | resume_int | resume_term | resume_hup)
+#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -134,6 +134,29 @@ resume_int|resume_term|resume_hup)
   diff <(losses "$work/a/slow_cnn/metrics.jsonl") <(losses "$work/b/slow_cnn/metrics.jsonl") > "$work/diff.txt" ||
     { head -20 "$work/diff.txt"; fail "resumed losses differ from the uninterrupted run"; }
   echo "interrupted at step $stopped of $total; resumed losses equal the uninterrupted run's"
+  ;;
+resume_kill)
+  # SIGKILL (nothing to catch) mid-epoch with step checkpoints every 3 steps: resume continues
+  # from the newest one and the losses equal the uninterrupted run's.
+  cfg=tests/pipeline/configs/slow_cnn.yaml
+  ck=(--set train.checkpoint.every_steps=3 --set train.checkpoint.keep_last=2)
+  "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/a" > "$work/a.txt" 2>&1 || { cat "$work/a.txt"; fail "uninterrupted run failed"; }
+  total=$(losses "$work/a/slow_cnn/metrics.jsonl" | wc -l)
+  "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/b" > "$work/b1.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do
+    n=$(losses "$work/b/slow_cnn/metrics.jsonl" 2>/dev/null | wc -l || true)
+    [ "${n:-0}" -ge $((total / 3)) ] && break
+    sleep 0.1
+  done
+  kill -9 $pid
+  set +e; wait $pid; set -e
+  [ "$(ls "$work/b/slow_cnn/checkpoints" | grep -c '^step-.*safetensors$')" -le 2 ] || fail "keep_last 2 not kept"
+  "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/b" --resume > "$work/b2.txt" 2>&1 || { cat "$work/b2.txt"; fail "resume failed"; }
+  grep -q "resuming from .*step-" "$work/b2.txt" || fail "not resumed from a step checkpoint: $(grep resum "$work/b2.txt")"
+  diff <(losses "$work/a/slow_cnn/metrics.jsonl") <(losses "$work/b/slow_cnn/metrics.jsonl") > "$work/diff.txt" ||
+    { head -20 "$work/diff.txt"; fail "resumed losses differ from the uninterrupted run"; }
+  echo "killed after a third of $total steps; resumed from a step checkpoint, losses equal"
   ;;
 *) fail "unknown flow $flow" ;;
 esac

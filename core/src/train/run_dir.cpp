@@ -203,6 +203,19 @@ std::vector<fs::path> RunDir::checkpoint_stems() const {
   return out;
 }
 
+void RunDir::remove_old_step_checkpoints(int64_t keep) const {
+  std::vector<fs::path> steps;  // step-NNNNNNNN: zero-padded, so the name order is the step order
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) == 0 && entry.path().extension() == ".safetensors" &&
+        name.find(".tmp-") == std::string::npos)
+      steps.push_back(entry.path());
+  }
+  std::sort(steps.begin(), steps.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < steps.size(); ++i) fs::remove(steps[i], ec);
+}
+
 void RunDir::write_config(const YAML::Node& resolved) const {
   YAML::Emitter out;
   out << resolved;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
+
 #include <ostream>
 
 #include "ingot/io/safetensors.h"
@@ -46,8 +48,22 @@ class TrainStage final : public PipelineStage {
       const bool last = pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
       if (last || epoch % s.train.checkpoint_every == 0) s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
     };
+    // Step checkpoints (train.checkpoint.every_steps / every_minutes), the newest keep_last kept:
+    // what a SIGKILL, an OOM kill or a preemption can lose is bounded by them.
+    auto last_checkpoint = std::chrono::steady_clock::now();
+    const StepEnd on_step_end = [&s, &last_checkpoint](const TrainPosition& pos) {
+      const TrainConfig& t = s.train;
+      const bool by_steps = t.checkpoint_every_steps > 0 && pos.step % t.checkpoint_every_steps == 0;
+      const double minutes =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() / 60.0;
+      const bool by_time = t.checkpoint_every_minutes > 0 && minutes >= t.checkpoint_every_minutes;
+      if (!by_steps && !by_time) return;
+      s.save_checkpoint(s.run->step_checkpoint(pos.step), pos);
+      last_checkpoint = std::chrono::steady_clock::now();
+      if (t.checkpoint_keep_last > 0) s.run->remove_old_step_checkpoints(t.checkpoint_keep_last);
+    };
     try {
-      s.status = train_loop(ctx, s.train, s.plan, s.position, on_epoch_end);
+      s.status = train_loop(ctx, s.train, s.plan, s.position, on_epoch_end, on_step_end);
     } catch (const NonFiniteError& e) {
       // Nothing is saved from the non-finite state; the last checkpoint is the one to go back to.
       const auto latest = s.run->latest_checkpoint();

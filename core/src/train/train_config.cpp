@@ -21,6 +21,12 @@ config::Schema train_schema() {
       .integer("max_skipped", 1, 1e9)
       .integer("log_every", 1, 1e9)
       .integer("checkpoint_every", 1, 100000)
+      .section("checkpoint", [] {
+        config::Schema c;
+        c.integer("every_epochs", 1, 100000).integer("every_steps", 1, 1e12).number("every_minutes", 0.0);
+        c.integer("keep_last", 1, 1e9);
+        return c;
+      }())
       .boolean("eval_every_epoch")
       .any("optimizer")
       .any("callbacks")
@@ -40,6 +46,12 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (node["max_skipped"]) c.max_skipped = node["max_skipped"].as<int64_t>();
     if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
     if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
+    if (const YAML::Node ck = node["checkpoint"]) {
+      if (ck["every_epochs"]) c.checkpoint_every = ck["every_epochs"].as<int64_t>();
+      if (ck["every_steps"]) c.checkpoint_every_steps = ck["every_steps"].as<int64_t>();
+      if (ck["every_minutes"]) c.checkpoint_every_minutes = ck["every_minutes"].as<double>();
+      if (ck["keep_last"]) c.checkpoint_keep_last = ck["keep_last"].as<int64_t>();
+    }
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
     // Only present keys: indexing a missing key gives an invalid node that throws when assigned.
     if (const YAML::Node o = node["optimizer"]) c.optimizer = o;

@@ -60,7 +60,7 @@ TrainPlan make_train_plan(const TrainConfig& config, int64_t batches_per_epoch) 
 }
 
 TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
-                       TrainPosition& position, const EpochEnd& on_epoch_end) {
+                       TrainPosition& position, const EpochEnd& on_epoch_end, const StepEnd& on_step_end) {
   nn::Module& model = *ctx.model;
   optim::Optimizer& opt = *ctx.optimizer;
   data::DataLoader& loader = *ctx.loader;
@@ -173,6 +173,8 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       group_loss = 0.0;
       micro = 0;
       group_images = 0;
+      // A step checkpoint at the epoch's end would repeat the epoch checkpoint written next.
+      if (on_step_end && position.batch < plan.batches_per_epoch) on_step_end(position);
       step_start = std::chrono::steady_clock::now();
       if (position.step >= plan.total_steps || interrupted()) {
         stop = true;

@@ -64,6 +64,8 @@ class RunDir {
   /// Every checkpoint stem with a .safetensors file, newest first (by modification time): where a
   /// resume looks when the one `latest` names is missing or damaged.
   std::vector<std::filesystem::path> checkpoint_stems() const;
+  /// Deletes the step checkpoints (step-*) but the newest `keep` (epoch checkpoints stay).
+  void remove_old_step_checkpoints(int64_t keep) const;
 
   /// Writes config.resolved.yaml (YAML::Emitter of `resolved`) atomically.
   void write_config(const YAML::Node& resolved) const;

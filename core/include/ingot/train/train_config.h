@@ -27,6 +27,9 @@ struct TrainConfig {
   int64_t max_skipped = 10;
   int64_t log_every = 10;                 ///< optimizer steps between train_step lines of metrics.jsonl
   int64_t checkpoint_every = 1;           ///< epochs between checkpoints (the last epoch always gets one)
+  int64_t checkpoint_every_steps = 0;     ///< train.checkpoint.every_steps: a step checkpoint every N (0 = off)
+  double checkpoint_every_minutes = 0.0;  ///< train.checkpoint.every_minutes: and at least this often (0 = off)
+  int64_t checkpoint_keep_last = 0;       ///< step checkpoints kept (the newest; 0 = all)
   bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
   YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
   YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)

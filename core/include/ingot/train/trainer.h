@@ -44,6 +44,8 @@ enum class TrainStatus { Finished, Interrupted, Failed };
 
 /// Called after each finished epoch (1-based `epoch`) with the position at its end.
 using EpochEnd = std::function<void(int64_t epoch, const TrainPosition& position, double train_loss)>;
+/// Called after each optimizer step with the position after it (a step checkpoint may be taken).
+using StepEnd = std::function<void(const TrainPosition& position)>;
 
 /// Trains from `position` (updated as steps complete) to the plan's end, or until
 /// train::interrupted() is seen after a step. A non-finite loss or gradient throws NonFiniteError
@@ -51,6 +53,6 @@ using EpochEnd = std::function<void(int64_t epoch, const TrainPosition& position
 /// stop) — or skips that optimizer step (skip_step) until config.max_skipped steps in a row were
 /// skipped; a non-finite weight always stops.
 TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
-                       TrainPosition& position, const EpochEnd& on_epoch_end);
+                       TrainPosition& position, const EpochEnd& on_epoch_end, const StepEnd& on_step_end = nullptr);
 
 }  // namespace ingot::train
