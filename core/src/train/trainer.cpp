@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -65,7 +66,6 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   optim::Optimizer& opt = *ctx.optimizer;
   data::DataLoader& loader = *ctx.loader;
   const std::vector<Tensor> params = model.parameters();
-  const double micro_scale = 1.0 / static_cast<double>(config.accumulate);
   TrainState state{model, opt, position};
   const NonFiniteGuard guard(model.named_parameters());
   const bool skip_nonfinite = config.on_nonfinite == "skip_step";
@@ -98,7 +98,10 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       for (TrainCallback* cb : ctx.callbacks)
         if (const Tensor extra = cb->extra_loss(state, *batch, logits, loss); extra.defined()) loss = loss + extra;
       phase.next("backward");
-      (config.accumulate > 1 ? loss * micro_scale : loss).backward();
+      // Each micro-batch's loss is divided by the size of its group: the group's gradient is the
+      // mean over its batches, a short last group of the epoch included (as one large batch).
+      const int64_t group_size = std::min(config.accumulate, plan.batches_per_epoch - (batch->index - micro));
+      (group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss).backward();
       each([&](TrainCallback& cb) { cb.after_backward(state); });
       const double value = loss.item();
       phase.end();
