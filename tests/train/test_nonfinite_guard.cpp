@@ -8,12 +8,9 @@
 #include <set>
 
 #include "ingot/base/grad_mode.h"
-#include "ingot/data/synthetic.h"
-#include "ingot/nn/presets.h"
 #include "ingot/ops/ops.h"
-#include "ingot/optim/lr_schedule.h"
-#include "ingot/optim/sgd.h"
 #include "ingot/train/trainer.h"
+#include "small_training.h"
 #include "test_support.h"
 
 using namespace ingot;
@@ -53,37 +50,17 @@ struct Result {
 };
 
 Result run(const std::string& mode, std::set<int64_t> nan_batches, bool inf_weight = false) {
-  Generator init(7), dropout(8);
-  const auto model = nn::make_mlp({{16, 8, 3}, "relu", 0.0}, &init, &dropout);
-  data::LoaderOptions lo;
-  lo.batch_size = 8;
-  data::SyntheticSpec spec;
-  spec.size = 64;
-  spec.height = spec.width = 4;
-  spec.classes = 3;
-  data::DataLoader loader(data::synthetic_dataset(spec, 1), lo);
-  optim::SgdOptions so;
-  so.lr = 0.1;
-  optim::SGD opt(model->parameters(), so);
-  YAML::Node sched;
-  sched["type"] = "constant";
-  const auto schedule = optim::make_schedule(sched, "test", 8);
-  TrainConfig cfg;
-  cfg.loss = nn::make_loss(YAML::Node(), "test");
-  cfg.on_nonfinite = mode;
-  cfg.max_skipped = 3;
   Poison poison;
   poison.nan_batches = std::move(nan_batches);
   poison.inf_weight = inf_weight;
-  TrainContext ctx{model.get(), &opt, schedule.get(), &loader, &dropout};
-  ctx.callbacks = {&poison};
-  Result r;
-  const TrainPlan plan = make_train_plan(cfg, loader.num_batches());
-  const TrainStatus status = train_loop(ctx, cfg, plan, r.position, nullptr);  // may throw NonFiniteError
-  CHECK(status == TrainStatus::Finished);
-  r.steps = poison.steps;
-  for (const Tensor& p : model->parameters()) r.weights.push_back(p.detach().clone());
-  return r;
+  test::SmallTraining t;
+  t.samples = 64;
+  t.config.on_nonfinite = mode;
+  t.config.max_skipped = 3;
+  t.callbacks = {&poison};
+  const test::SmallTraining::Result result = t.run();  // may throw NonFiniteError
+  CHECK(result.status == TrainStatus::Finished);
+  return Result{result.position, poison.steps, result.weights};
 }
 
 }  // namespace

@@ -3,12 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "ingot/base/grad_mode.h"
-#include "ingot/data/synthetic.h"
-#include "ingot/nn/presets.h"
 #include "ingot/ops/ops.h"
-#include "ingot/optim/lr_schedule.h"
-#include "ingot/optim/sgd.h"
 #include "ingot/train/trainer.h"
+#include "small_training.h"
 #include "test_support.h"
 
 using namespace ingot;
@@ -51,36 +48,16 @@ struct Run {
 
 /// One epoch of 4 batches (accumulate 2: 2 steps) of SGD on a small MLP.
 Run train_run(double lr, bool double_loss, bool zero_first_weight) {
-  Generator init(7), dropout(8);
-  const auto model = nn::make_mlp({{16, 8, 3}, "relu", 0.0}, &init, &dropout);
-  data::LoaderOptions lo;
-  lo.batch_size = 8;
-  data::SyntheticSpec spec;
-  spec.size = 32;
-  spec.height = spec.width = 4;
-  spec.classes = 3;
-  data::DataLoader loader(data::synthetic_dataset(spec, 1), lo);
-  optim::SgdOptions so;
-  so.lr = lr;
-  optim::SGD opt(model->parameters(), so);
-  YAML::Node sched;
-  sched["type"] = "constant";
-  const auto schedule = optim::make_schedule(sched, "test", 2);
-  TrainConfig cfg;
-  cfg.accumulate = 2;
-  cfg.loss = nn::make_loss(YAML::Node(), "test");
   Recorder rec;
   rec.double_loss = double_loss;
   rec.zero_first_weight = zero_first_weight;
-  TrainContext ctx{model.get(), &opt, schedule.get(), &loader, &dropout};
-  ctx.callbacks = {&rec};
-  TrainPosition pos;
-  const TrainPlan plan = make_train_plan(cfg, loader.num_batches());
-  REQUIRE(train_loop(ctx, cfg, plan, pos, nullptr) == TrainStatus::Finished);
-  Run r;
-  for (const Tensor& p : model->parameters()) r.weights.push_back(p.detach().clone());
-  r.log = rec.log;
-  return r;
+  test::SmallTraining t;
+  t.lr = lr;
+  t.config.accumulate = 2;
+  t.callbacks = {&rec};
+  const test::SmallTraining::Result result = t.run();
+  REQUIRE(result.status == TrainStatus::Finished);
+  return Run{result.weights, rec.log};
 }
 
 }  // namespace

@@ -3,11 +3,9 @@
 // batch of k * b samples, a short last group included.
 #include <catch2/catch.hpp>
 
-#include "ingot/data/synthetic.h"
-#include "ingot/nn/presets.h"
 #include "ingot/optim/lr_schedule.h"
-#include "ingot/optim/sgd.h"
 #include "ingot/train/trainer.h"
+#include "small_training.h"
 #include "test_support.h"
 
 using namespace ingot;
@@ -28,34 +26,20 @@ struct Run {
   std::vector<double> lrs;
 };
 
-Run train_with(int64_t batch, int64_t accumulate, const std::string& schedule_yaml, int64_t samples = 40) {
-  Generator init(3), dropout(4);
-  const auto model = nn::make_mlp({{16, 8, 3}, "relu", 0.0}, &init, &dropout);
-  data::LoaderOptions lo;
-  lo.batch_size = batch;
-  lo.shuffle = false;
-  data::SyntheticSpec spec;
-  spec.size = samples;
-  spec.height = spec.width = 4;
-  spec.classes = 3;
-  data::DataLoader loader(data::synthetic_dataset(spec, 2), lo);
-  optim::SgdOptions so;
-  so.lr = 0.2;
-  optim::SGD opt(model->parameters(), so);
-  TrainConfig cfg;
-  cfg.accumulate = accumulate;
-  cfg.loss = nn::make_loss(YAML::Node(), "test");
-  const TrainPlan plan = make_train_plan(cfg, loader.num_batches());
-  const auto schedule = optim::make_schedule(YAML::Load(schedule_yaml), "test", plan.total_steps);
+Run train_with(int64_t batch, int64_t accumulate, const std::string& schedule_yaml) {
   LrLog log;
-  TrainContext ctx{model.get(), &opt, schedule.get(), &loader, &dropout};
-  ctx.callbacks = {&log};
-  TrainPosition pos;
-  REQUIRE(train_loop(ctx, cfg, plan, pos, nullptr) == TrainStatus::Finished);
-  Run r;
-  for (const Tensor& p : model->parameters()) r.weights.push_back(p.detach().clone());
-  r.lrs = log.lrs;
-  return r;
+  test::SmallTraining t;
+  t.samples = 40;
+  t.batch = batch;
+  t.data_seed = 2;
+  t.init_seed = 3;
+  t.lr = 0.2;
+  t.schedule = schedule_yaml;
+  t.config.accumulate = accumulate;
+  t.callbacks = {&log};
+  const test::SmallTraining::Result result = t.run();
+  REQUIRE(result.status == TrainStatus::Finished);
+  return Run{result.weights, log.lrs};
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// A small training run for the trainer's tests: an MLP (16 -> 8 -> 3) on synthetic 4x4 images,
+// SGD without momentum, the cross-entropy loss, and train_loop over one epoch with the callbacks
+// given. Each test sets what it varies.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ingot/data/synthetic.h"
+#include "ingot/nn/presets.h"
+#include "ingot/optim/lr_schedule.h"
+#include "ingot/optim/sgd.h"
+#include "ingot/train/trainer.h"
+
+namespace ingot::test {
+
+struct SmallTraining {
+  int64_t samples = 32;
+  int64_t batch = 8;
+  uint64_t data_seed = 1;
+  uint64_t init_seed = 7;  ///< the dropout generator gets init_seed + 1
+  double lr = 0.1;
+  std::string schedule = "{type: constant}";
+  train::TrainConfig config = [] {
+    train::TrainConfig c;
+    c.loss = nn::make_loss(YAML::Node(), "test");
+    return c;
+  }();
+  std::vector<train::TrainCallback*> callbacks;
+
+  struct Result {
+    train::TrainStatus status = train::TrainStatus::Finished;
+    train::TrainPosition position;
+    std::vector<Tensor> weights;  ///< copies of the parameters at the end
+  };
+
+  /// Trains to the plan's end; a NonFiniteError from the loop propagates.
+  Result run() const {
+    Generator init(init_seed), dropout(init_seed + 1);
+    const auto model = nn::make_mlp({{16, 8, 3}, "relu", 0.0}, &init, &dropout);
+    data::LoaderOptions lo;
+    lo.batch_size = batch;
+    data::SyntheticSpec spec;
+    spec.size = samples;
+    spec.height = spec.width = 4;
+    spec.classes = 3;
+    data::DataLoader loader(data::synthetic_dataset(spec, data_seed), lo);
+    optim::SgdOptions so;
+    so.lr = lr;
+    optim::SGD opt(model->parameters(), so);
+    const train::TrainPlan plan = train::make_train_plan(config, loader.num_batches());
+    const auto sched = optim::make_schedule(YAML::Load(schedule), "test", plan.total_steps);
+    train::TrainContext ctx{model.get(), &opt, sched.get(), &loader, &dropout};
+    ctx.callbacks = callbacks;
+    Result r;
+    r.status = train::train_loop(ctx, config, plan, r.position, nullptr);
+    for (const Tensor& p : model->parameters()) r.weights.push_back(p.detach().clone());
+    return r;
+  }
+};
+
+}  // namespace ingot::test
