@@ -73,10 +73,11 @@ std::shared_ptr<int> lock_folder(const fs::path& dir, const std::string& shown) 
                                  "then try again",
                                  shown, pid.substr(0, pid.find_first_of("\n")), file.string()));
   }
+  // The id is only for the message of a refused run: the lock holds whether or not it is written.
   const std::string me = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
-    // The lock holds without the id; only the message of a refused run would lack it.
-  }
+  const bool id_written =
+      ::ftruncate(fd, 0) == 0 && ::pwrite(fd, me.data(), me.size(), 0) == static_cast<ssize_t>(me.size());
+  (void)id_written;
   std::shared_ptr<int> lock(new int(fd), [](int* p) {
     ::close(*p);  // releases the lock
     delete p;
