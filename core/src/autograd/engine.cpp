@@ -38,7 +38,23 @@ struct LaterFirst {
   }
 };
 
+thread_local const Node* t_running = nullptr;
+
+/// Marks `node` as this thread's running node for its scope (nested passes restore the outer).
+class RunningNode {
+ public:
+  explicit RunningNode(const Node* node) : outer_(t_running) { t_running = node; }
+  ~RunningNode() { t_running = outer_; }
+  RunningNode(const RunningNode&) = delete;
+  RunningNode& operator=(const RunningNode&) = delete;
+
+ private:
+  const Node* outer_;
+};
+
 }  // namespace
+
+const Node* running_node() { return t_running; }
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph) {
   INGOT_CHECK(grads.empty() || grads.size() == roots.size(), "backward: {} gradients for {} tensors", grads.size(),
@@ -105,7 +121,10 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
     bool any = false;
     for (const Tensor& t : in) any = any || t.defined();
     std::vector<Tensor> out;
-    if (any) out = node->apply(in);
+    if (any) {
+      const RunningNode running(node.get());
+      out = node->apply(in);
+    }
     if (!retain_graph) node->release();
     auto& edges = node->next_edges();
     for (size_t i = 0; i < edges.size(); ++i) {

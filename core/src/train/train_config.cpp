@@ -19,14 +19,16 @@ config::Schema train_schema() {
       .any("loss")
       .string("on_nonfinite", false, {"stop", "skip_step"})
       .integer("max_skipped", 1, 1e9)
+      .boolean("detect_anomaly")
       .integer("log_every", 1, 1e9)
       .integer("checkpoint_every", 1, 100000)
-      .section("checkpoint", [] {
-        config::Schema c;
-        c.integer("every_epochs", 1, 100000).integer("every_steps", 1, 1e12).number("every_minutes", 0.0);
-        c.integer("keep_last", 1, 1e9);
-        return c;
-      }())
+      .section("checkpoint",
+               [] {
+                 config::Schema c;
+                 c.integer("every_epochs", 1, 100000).integer("every_steps", 1, 1e12).number("every_minutes", 0.0);
+                 c.integer("keep_last", 0, 1e9).integer("keep_epochs", 0, 1e9);
+                 return c;
+               }())
       .boolean("eval_every_epoch")
       .any("optimizer")
       .any("callbacks")
@@ -44,6 +46,7 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (node["clip_grad_value"]) c.clip_grad_value = node["clip_grad_value"].as<double>();
     if (node["on_nonfinite"]) c.on_nonfinite = node["on_nonfinite"].as<std::string>();
     if (node["max_skipped"]) c.max_skipped = node["max_skipped"].as<int64_t>();
+    if (node["detect_anomaly"]) c.detect_anomaly = node["detect_anomaly"].as<bool>();
     if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
     if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
     if (const YAML::Node ck = node["checkpoint"]) {
@@ -51,6 +54,7 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
       if (ck["every_steps"]) c.checkpoint_every_steps = ck["every_steps"].as<int64_t>();
       if (ck["every_minutes"]) c.checkpoint_every_minutes = ck["every_minutes"].as<double>();
       if (ck["keep_last"]) c.checkpoint_keep_last = ck["keep_last"].as<int64_t>();
+      if (ck["keep_epochs"]) c.checkpoint_keep_epochs = ck["keep_epochs"].as<int64_t>();
     }
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
     // Only present keys: indexing a missing key gives an invalid node that throws when assigned.

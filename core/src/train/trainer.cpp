@@ -12,6 +12,7 @@
 #include "ingot/optim/clip_grad.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"
+#include "ingot/train/anomaly_detector.h"
 #include "ingot/train/device_feeder.h"
 #include "ingot/train/interrupt.h"
 #include "ingot/train/nonfinite_guard.h"
@@ -70,6 +71,8 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   const NonFiniteGuard guard(model.named_parameters());
   const bool skip_nonfinite = config.on_nonfinite == "skip_step";
   int64_t skipped = 0, skipped_in_row = 0;
+  std::optional<AnomalyDetector> anomaly;
+  if (config.detect_anomaly) anomaly.emplace(model);
   const auto each = [&ctx](auto&& fn) {
     for (TrainCallback* cb : ctx.callbacks) fn(*cb);
   };
@@ -89,6 +92,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     auto step_start = std::chrono::steady_clock::now();
     bool stop = false;
     while (auto batch = next_batch(feeder)) {
+      if (anomaly && micro == 0) anomaly->clear();  // a group begins
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
       state.lr = lr;
       each([&](TrainCallback& cb) { cb.on_step_begin(state, *batch); });
@@ -131,7 +135,12 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
         nonfinite = guard.check_gradients();
       }
       if (!nonfinite.empty()) {
-        const std::string what = fmt::format("step {}: {} is not finite", position.step + 1, nonfinite);
+        std::string what = fmt::format("step {}: {} is not finite", position.step + 1, nonfinite);
+        if (anomaly) {
+          const std::string first = anomaly->first();
+          what += first.empty() ? " (anomaly detection saw no op output go non-finite)"
+                                : fmt::format(" (anomaly detection: {})", first);
+        }
         if (!skip_nonfinite || weights_bad) throw NonFiniteError(what);
         // skip_step: no update from this group; the batches count as consumed, the step does not.
         opt.zero_grad();

@@ -13,4 +13,9 @@ namespace ingot::autograd {
 /// saved tensors are freed and a second backward through the same graph is an error.
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads = {}, bool retain_graph = false);
 
+class Node;
+/// The backward node this thread is running (its ops are that node's), or null outside a
+/// backward pass: what anomaly detection names an op of the backward pass by.
+const Node* running_node();
+
 }  // namespace ingot::autograd

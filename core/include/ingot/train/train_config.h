@@ -25,11 +25,14 @@ struct TrainConfig {
   /// (no optimizer step for that group; stop after `max_skipped` in a row).
   std::string on_nonfinite = "stop";
   int64_t max_skipped = 10;
+  /// Check every op's outputs and name the first that went non-finite (AnomalyDetector).
+  bool detect_anomaly = false;
   int64_t log_every = 10;                 ///< optimizer steps between train_step lines of metrics.jsonl
   int64_t checkpoint_every = 1;           ///< epochs between checkpoints (the last epoch always gets one)
   int64_t checkpoint_every_steps = 0;     ///< train.checkpoint.every_steps: a step checkpoint every N (0 = off)
   double checkpoint_every_minutes = 0.0;  ///< train.checkpoint.every_minutes: and at least this often (0 = off)
-  int64_t checkpoint_keep_last = 0;       ///< step checkpoints kept (the newest; 0 = all)
+  int64_t checkpoint_keep_last = 3;       ///< checkpoint.keep_last: step checkpoints kept
+  int64_t checkpoint_keep_epochs = 3;     ///< checkpoint.keep_epochs: epoch ones (0 = all)
   bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
   YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
   YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)
@@ -37,7 +40,8 @@ struct TrainConfig {
 };
 
 /// Keys of `train:`: epochs, steps, accumulate, clip_grad_norm, clip_grad_value, loss
-/// ({type: ...} or a type name; its keys are checked by the loss registry), log_every, checkpoint_every, eval_every_epoch, optimizer, scheduler.
+/// ({type: ...} or a type name; its keys are checked by the loss registry), log_every, checkpoint_every,
+/// eval_every_epoch, optimizer, scheduler.
 config::Schema train_schema();
 
 /// Reads a validated `train:` node (undefined = the defaults with AdamW).
