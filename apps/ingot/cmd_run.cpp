@@ -1,7 +1,7 @@
 // `ingot run CONFIG.yaml`: load and validate the config, apply threads and backend selection,
 // then run the pipeline (data, model, train, stages) or, for a config without one, the smoke ops.
-#include <boost/program_options.hpp>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
 
 #include <iostream>
 
@@ -27,9 +27,10 @@ int cmd_run(const std::vector<std::string>& args) {
   opts.add_options()("config", po::value<std::string>(), "pipeline config (YAML)")(
       "resume", po::bool_switch(), "continue runs/<name>/ from its latest checkpoint")(
       "force", po::bool_switch(), "start over: move an existing runs/<name>/ aside")(
+      "keep-old", po::value<int64_t>()->default_value(2),
+      "with --force: how many moved-aside copies (<name>.old-*) to keep, the newest (0 = all)")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders")(
-      "profile", po::value<std::string>(),
-      "write profile.txt and trace.json to DIR (default: the run folder)")(
+      "profile", po::value<std::string>(), "write profile.txt and trace.json to DIR (default: the run folder)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set train.epochs=3");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -40,7 +41,8 @@ int cmd_run(const std::vector<std::string>& args) {
   po::notify(vm);
   if (!vm.count("config"))
     throw ConfigError(
-        "usage: ingot run CONFIG.yaml [--resume | --force] [--runs-dir DIR] [--profile[=DIR]] [--set KEY=VALUE]...");
+        "usage: ingot run CONFIG.yaml [--resume | --force [--keep-old N]] [--runs-dir DIR] [--profile[=DIR]] [--set "
+        "KEY=VALUE]...");
 
   ExtensionLoader::instance().load_all();  // their types may appear in the config
   const std::vector<std::string> overrides =
@@ -63,6 +65,9 @@ int cmd_run(const std::vector<std::string>& args) {
     train::RunOptions options;
     options.resume = vm["resume"].as<bool>();
     options.force = vm["force"].as<bool>();
+    options.keep_old = vm["keep-old"].as<int64_t>();
+    if (options.keep_old < 0)
+      throw ConfigError(fmt::format("--keep-old {}: expected 0 (keep all) or more", options.keep_old));
     options.runs_dir = vm["runs-dir"].as<std::string>();
     if (!profile && !vm.count("profile")) return train::run_pipeline(cfg, sel, options, std::cout);
     const std::filesystem::path dir =
@@ -73,12 +78,15 @@ int cmd_run(const std::vector<std::string>& args) {
     return code;
   }
   run_smoke(cfg, sel.device, [](const SmokeResult& r) {
-    std::cout << fmt::format("smoke {:<50} backend {:<12} median {:9.3f} ms  {:8.2f} GFLOP/s  max rel. error vs reference {:.2e}",
-                             r.op, r.backend, r.median_ms, r.gflops, r.max_error)
-              << std::endl;
+    std::cout
+        << fmt::format(
+               "smoke {:<50} backend {:<12} median {:9.3f} ms  {:8.2f} GFLOP/s  max rel. error vs reference {:.2e}",
+               r.op, r.backend, r.median_ms, r.gflops, r.max_error)
+        << std::endl;
     // Loose on purpose (TF32 and reduced-precision GPU paths pass); a wrong kernel is off by O(1).
     if (!(r.max_error <= 1e-2)) {
-      throw Error(fmt::format("smoke {}: backend {} differs from the reference by {:.2e} (> 1e-2)", r.op, r.backend, r.max_error));
+      throw Error(fmt::format("smoke {}: backend {} differs from the reference by {:.2e} (> 1e-2)", r.op, r.backend,
+                              r.max_error));
     }
   });
   return 0;

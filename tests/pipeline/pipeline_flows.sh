@@ -1,9 +1,9 @@
 #!/bin/bash
 # End-to-end checks of `ingot run` on small synthetic pipelines: the run folder's files, the
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
-# uninterrupted run.
+# uninterrupted run (SGD with momentum; AdamW under a warm-up).
 # Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
-#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill)
+#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill | resume_adamw)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -50,6 +50,14 @@ refuse)
     fail "--force did not keep the old run aside"
   # Same seed, same threads: the new run repeats the old one exactly.
   [ "$(losses "$old/metrics.jsonl")" = "$(losses "$work/tiny_mlp/metrics.jsonl")" ] || fail "a rerun differs"
+  # Only the newest --keep-old copies stay (2 by default), each deletion said.
+  for i in 1 2; do
+    sleep 1  # a copy's name has the second it was moved aside
+    "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" --force > "$work/out$i.txt" 2>&1 || fail "--force $i failed"
+  done
+  [ "$(ls -d "$work"/tiny_mlp.old-* | wc -l)" -eq 2 ] || fail "copies kept: $(ls "$work")"
+  [ ! -e "$old" ] || fail "the oldest copy $old was kept"
+  grep -q "^deleted $old (--keep-old 2 keeps the newest copies only)" "$work/out2.txt" || fail "$(cat "$work/out2.txt")"
   ;;
 torch_init_from)
   # Weights trained and saved by torch.nn, loaded with init_from: the same test accuracy and loss.
@@ -88,6 +96,12 @@ resume_changed)
   "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" --resume > "$work/out.txt" 2>&1 ||
     { cat "$work/out.txt"; fail "resume of a finished run failed"; }
   [ "$(losses "$work/tiny_mlp/metrics.jsonl" | wc -l)" -eq 96 ] || fail "a finished run trained again"
+  # Keys that change how a run goes, not what it computes, may change: a note names them, and a
+  # thread count that differs warns that losses will not match bit for bit.
+  "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" --resume --set threads=2 \
+    --set data.workers=0 --set train.log_every=5 > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "runtime keys refused"; }
+  grep -q "note: resuming with changed threads, data.workers, train.log_every" "$work/out.txt" || fail "$(cat "$work/out.txt")"
+  grep -q "warning: resuming with different threads" "$work/out.txt" || fail "no threads warning: $(cat "$work/out.txt")"
   ;;
 init_from)
   # Weights saved by one run, loaded by another that only evaluates: the same test results.
@@ -160,6 +174,36 @@ resume_kill)
   diff <(losses "$work/a/slow_cnn/metrics.jsonl") <(losses "$work/b/slow_cnn/metrics.jsonl") > "$work/diff.txt" ||
     { head -20 "$work/diff.txt"; fail "resumed losses differ from the uninterrupted run"; }
   echo "killed after a third of $total steps; resumed from a step checkpoint, losses equal"
+  ;;
+resume_adamw)
+  # AdamW under a warm-up, interrupted (SIGINT) mid-epoch inside the warm-up and resumed: the losses
+  # and the saved weights equal the uninterrupted run's bit for bit (the resume restores each
+  # parameter's step count, which AdamW's bias corrections read, and the schedule's step).
+  cfg=tests/pipeline/configs/adamw_resume.yaml
+  "$ingot" run $cfg --runs-dir "$work/a" > "$work/a.txt" 2>&1 || { cat "$work/a.txt"; fail "uninterrupted run failed"; }
+  total=$(losses "$work/a/adamw_resume/metrics.jsonl" | wc -l)
+  per_epoch=$(grep -c '"event":"train_step","epoch":1,' "$work/a/adamw_resume/metrics.jsonl")
+  "$ingot" run $cfg --runs-dir "$work/b" > "$work/b1.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 1000); do
+    n=$(grep -c '"event":"train_step"' "$work/b/adamw_resume/metrics.jsonl" 2>/dev/null || true)
+    [ "${n:-0}" -ge $((total / 3)) ] && break
+    sleep 0.02
+  done
+  kill -INT $pid
+  set +e; wait $pid; code=$?; set -e
+  [ $code -eq 130 ] || { cat "$work/b1.txt"; fail "interrupted run exit $code, expected 130"; }
+  stopped=$(losses "$work/b/adamw_resume/metrics.jsonl" | wc -l)
+  [ "$stopped" -lt "$total" ] && [ $((stopped % per_epoch)) -ne 0 ] ||
+    fail "stopped at step $stopped of $total ($per_epoch per epoch): not mid-epoch"
+  [ ! -e "$work/b/adamw_resume/model.safetensors" ] || fail "the interrupted run saved its weights"
+  "$ingot" run $cfg --runs-dir "$work/b" --resume > "$work/b2.txt" 2>&1 || { cat "$work/b2.txt"; fail "resume failed"; }
+  grep -q "resuming from" "$work/b2.txt" || fail "no resume line"
+  diff <(losses "$work/a/adamw_resume/metrics.jsonl") <(losses "$work/b/adamw_resume/metrics.jsonl") > "$work/diff.txt" ||
+    { head -20 "$work/diff.txt"; fail "resumed losses differ from the uninterrupted run"; }
+  cmp "$work/a/adamw_resume/model.safetensors" "$work/b/adamw_resume/model.safetensors" ||
+    fail "the resumed run's weights differ from the uninterrupted run's"
+  echo "interrupted at step $stopped of $total ($per_epoch per epoch); resumed losses and weights equal"
   ;;
 *) fail "unknown flow $flow" ;;
 esac

@@ -107,8 +107,9 @@ TEST_CASE("RunDir: --resume needs the folder and a complete checkpoint", "[train
   run.set_latest_checkpoint(run.epoch_checkpoint(3));
   CHECK(message_of<ingot::InputError>([&] { (void)run.latest_checkpoint(); }).find("epoch-003") != std::string::npos);
   ingot::test::write_text(run.latest_pointer_path(), "../../etc/passwd\n");
-  CHECK(message_of<ingot::InputError>([&] { (void)run.latest_checkpoint(); }).find(run.latest_pointer_path().string()) !=
-        std::string::npos);
+  CHECK(message_of<ingot::InputError>([&] {
+          (void)run.latest_checkpoint();
+        }).find(run.latest_pointer_path().string()) != std::string::npos);
   // A bad pointer does not refuse the resume while a checkpoint file is there: the pipeline falls
   // back to the newest one that verifies (checkpoint_stems).
   CHECK_NOTHROW(RunDir::open("foo", RunDirMode::Resume, base));
@@ -148,4 +149,47 @@ TEST_CASE("RunDir: resolved config and summary are written whole", "[train][run_
   CHECK(ingot::test::read_text(run.summary_path()) == "{\"accuracy\":0.91}");
   CHECK(names_in(run.path()) ==
         std::vector<std::string>{".lock", "checkpoints", "config.resolved.yaml", "summary.json"});
+}
+
+TEST_CASE("RunDir: old checkpoints of a kind are deleted but the newest and the latest", "[train][run_dir]") {
+  ingot::test::TempDir tmp;
+  const RunDir run = RunDir::open("foo", RunDirMode::Create, tmp.path());
+  for (int64_t e : {1, 2, 3, 4}) ingot::test::write_text(fs::path(run.epoch_checkpoint(e)).concat(".safetensors"), "e");
+  for (int64_t s : {5, 10, 150, 1200})
+    ingot::test::write_text(fs::path(run.step_checkpoint(s)).concat(".safetensors"), "s");
+  ingot::test::write_text(run.checkpoints_dir() / "step-00000001.safetensors.tmp-123", "partial");
+  run.set_latest_checkpoint(run.epoch_checkpoint(1));  // the pointer's checkpoint is never deleted
+
+  CHECK(run.remove_old_checkpoints("step", 0).empty());  // 0 keeps all
+  const auto steps = run.remove_old_checkpoints("step", 2);
+  CHECK(steps == std::vector<fs::path>{run.step_checkpoint(5), run.step_checkpoint(10)});
+  const auto epochs = run.remove_old_checkpoints("epoch", 2);
+  CHECK(epochs == std::vector<fs::path>{run.epoch_checkpoint(2)});
+  CHECK(names_in(run.checkpoints_dir()) ==
+        std::vector<std::string>{"epoch-001.safetensors", "epoch-003.safetensors", "epoch-004.safetensors", "latest",
+                                 "step-00000001.safetensors.tmp-123", "step-00000150.safetensors",
+                                 "step-00001200.safetensors"});
+}
+
+TEST_CASE("RunDir: --force keeps the newest moved-aside copies only", "[train][run_dir]") {
+  ingot::test::TempDir tmp;
+  const fs::path base = tmp.path();
+  // Copies from earlier --force runs (names as aside_name makes them), another run's copy, and
+  // a folder that only looks alike.
+  for (const char* name : {"foo.old-20261101-000000", "foo.old-20261102-000000", "foo.old-20261102-000000-2",
+                           "foo.old-20261102-000000-10", "foobar.old-20261101-000000", "foo.old-notes"}) {
+    fs::create_directories(base / name);
+    ingot::test::write_text(base / name / "metrics.jsonl", "{}\n");
+  }
+  RunDir::open("foo", RunDirMode::Create, base);
+  const RunDir run = RunDir::open("foo", RunDirMode::Force, base);  // moves foo aside: the newest copy
+  REQUIRE(run.moved_aside().has_value());
+  CHECK(run.remove_old_copies(0).empty());
+  const auto removed = run.remove_old_copies(2);
+  CHECK(removed == std::vector<fs::path>{base / "foo.old-20261101-000000", base / "foo.old-20261102-000000",
+                                         base / "foo.old-20261102-000000-2"});
+  std::vector<std::string> expected{"foo", "foo.old-20261102-000000-10", "foo.old-notes", "foobar.old-20261101-000000",
+                                    run.moved_aside()->filename().string()};
+  std::sort(expected.begin(), expected.end());
+  CHECK(names_in(base) == expected);
 }

@@ -29,10 +29,30 @@ namespace ingot::train {
 
 namespace {
 
-/// `node` as config.resolved.yaml holds it, without the `resolved:` block (threads, device and
-/// backends may change between a run and its resume; the rest may not).
+/// Keys that may change between a run and its resume: how it runs (threads, backend, loader
+/// workers, prefetch), how often it logs and checkpoints, and what a non-finite step does — not
+/// what it computes. The `resolved:` block (threads, device, backends) is compared apart.
+constexpr const char* kRuntimeKeys[][2] = {{"threads", ""},
+                                           {"backend", ""},
+                                           {"data", "workers"},
+                                           {"data", "prefetch"},
+                                           {"train", "log_every"},
+                                           {"train", "checkpoint"},
+                                           {"train", "checkpoint_every"},
+                                           {"train", "on_nonfinite"},
+                                           {"train", "max_skipped"},
+                                           {"train", "detect_anomaly"}};
+
+/// `node` as config.resolved.yaml holds it, without the `resolved:` block and the runtime keys.
 std::vector<std::string> config_lines(YAML::Node node) {
   node.remove("resolved");
+  for (const auto& [section, key] : kRuntimeKeys) {
+    if (*key == '\0') {
+      node.remove(section);
+    } else if (YAML::Node sub = node[section]; sub && sub.IsMap()) {
+      sub.remove(key);
+    }
+  }
   YAML::Emitter e;
   e << node;
   std::vector<std::string> lines;
@@ -41,8 +61,27 @@ std::vector<std::string> config_lines(YAML::Node node) {
   return lines;
 }
 
-/// A resume must use the config the run started with: refuses any other change, warns about
-/// a thread count or device that differs (results then differ from an uninterrupted run).
+/// The runtime keys whose value differs between `a` and `b` ("threads", "data.workers", ...).
+std::vector<std::string> changed_runtime_keys(const YAML::Node& a, const YAML::Node& b) {
+  const auto text = [](const YAML::Node& root, const char* section, const char* key) {
+    // (no assignment between nodes: it would write into the tree)
+    const YAML::Node outer = root[section];
+    const YAML::Node inner = *key == '\0' ? outer : outer && outer.IsMap() ? outer[key] : YAML::Node();
+    if (!inner) return std::string("<unset>");
+    YAML::Emitter e;
+    e << inner;
+    return std::string(e.c_str());
+  };
+  std::vector<std::string> out;
+  for (const auto& [section, key] : kRuntimeKeys)
+    if (text(a, section, key) != text(b, section, key))
+      out.push_back(*key == '\0' ? std::string(section) : fmt::format("{}.{}", section, key));
+  return out;
+}
+
+/// A resume must use the config the run started with: refuses any change to what the run
+/// computes, warns about a thread count or device that differs (results then differ from an
+/// uninterrupted run) and says which runtime keys changed.
 void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream& out) {
   YAML::Node before;
   try {
@@ -55,16 +94,21 @@ void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream&
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     const std::string x = i < a.size() ? a[i] : "", y = i < b.size() ? b[i] : "";
     if (x != y)
-      throw InputError(fmt::format("{}: the config changed since the run started (resolved line {}: '{}' is now "
-                                   "'{}'): resume with the same config, or start over with --force",
-                                   run.path().string(), i + 1, x, y));
+      throw InputError(
+          fmt::format("{}: the config changed since the run started (resolved line {}: '{}' is now "
+                      "'{}'): resume with the same config, or start over with --force",
+                      run.path().string(), i + 1, x, y));
   }
+  if (const auto keys = changed_runtime_keys(before, now); !keys.empty())
+    out << fmt::format("note: resuming with changed {} (they change how the run goes, not what it computes)\n",
+                       fmt::join(keys, ", "));
   YAML::Emitter was, is;
   was << before["resolved"];
   is << now["resolved"];
   if (std::string(was.c_str()) != std::string(is.c_str()))
-    out << fmt::format("warning: resuming with different threads or backends than the run started with; losses "
-                       "will not match an uninterrupted run bit for bit\n");
+    out << fmt::format(
+        "warning: resuming with different threads or backends than the run started with; losses "
+        "will not match an uninterrupted run bit for bit\n");
 }
 
 /// Everything that can be refused, checked before the run folder is touched: data, model (on
@@ -130,7 +174,11 @@ std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDi
 void open_run(PipelineState& s, const config::BackendSelection& backends, const RunOptions& options) {
   const config::Config& cfg = s.cfg;
   s.run.emplace(RunDir::open(cfg.name(), run_dir_mode(options.resume, options.force), options.runs_dir));
-  if (s.run->moved_aside()) s.out << fmt::format("previous run moved to {}\n", s.run->moved_aside()->string());
+  if (s.run->moved_aside()) {
+    s.out << fmt::format("previous run moved to {}\n", s.run->moved_aside()->string());
+    for (const auto& old : s.run->remove_old_copies(options.keep_old))
+      s.out << fmt::format("deleted {} (--keep-old {} keeps the newest copies only)\n", old.string(), options.keep_old);
+  }
   YAML::Node resolved = YAML::Clone(cfg.root());
   resolved["data"] = data::data_config_yaml(s.data);
   resolved["train"]["loss"] = s.train.loss.resolved;
@@ -228,8 +276,7 @@ void load_init_from(const config::Config& cfg, nn::Module& model) {
   }
 }
 
-nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator& init_gen,
-                             Generator& dropout_gen) {
+nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator& init_gen, Generator& dropout_gen) {
   const nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init_gen, &dropout_gen);
   load_init_from(cfg, *model);
   model->to(device);  // before any optimizer, whose state follows its parameters

@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 #include "ingot/base/error.h"
 #include "ingot/io/atomic_write.h"
@@ -69,9 +71,10 @@ std::shared_ptr<int> lock_folder(const fs::path& dir, const std::string& shown) 
     const ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
     ::close(fd);
     const std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("?");
-    throw InputError(fmt::format("{} is in use by process {} (it holds {}): wait for that run to end or stop it, "
-                                 "then try again",
-                                 shown, pid.substr(0, pid.find_first_of("\n")), file.string()));
+    throw InputError(
+        fmt::format("{} is in use by process {} (it holds {}): wait for that run to end or stop it, "
+                    "then try again",
+                    shown, pid.substr(0, pid.find_first_of("\n")), file.string()));
   }
   // The id is only for the message of a refused run: the lock holds whether or not it is written.
   const std::string me = std::to_string(::getpid()) + "\n";
@@ -204,17 +207,76 @@ std::vector<fs::path> RunDir::checkpoint_stems() const {
   return out;
 }
 
-void RunDir::remove_old_step_checkpoints(int64_t keep) const {
-  std::vector<fs::path> steps;  // step-NNNNNNNN: zero-padded, so the name order is the step order
+std::vector<fs::path> RunDir::remove_old_checkpoints(std::string_view kind, int64_t keep) const {
+  std::vector<fs::path> removed;
+  if (keep <= 0) return removed;
+  // epoch-NNN and step-NNNNNNNN are zero-padded: the name order is the age order.
+  const std::string prefix = std::string(kind) + "-";
+  std::vector<std::string> stems;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && entry.path().extension() == ".safetensors" &&
-        name.find(".tmp-") == std::string::npos)
-      steps.push_back(entry.path());
+    const fs::path& p = entry.path();
+    const std::string name = p.filename().string();
+    if (name.rfind(prefix, 0) == 0 && p.extension() == ".safetensors" && name.find(".tmp-") == std::string::npos)
+      stems.push_back(p.stem().string());
   }
-  std::sort(steps.begin(), steps.end());
-  for (size_t i = 0; i + static_cast<size_t>(keep) < steps.size(); ++i) fs::remove(steps[i], ec);
+  std::sort(stems.begin(), stems.end());
+  std::string latest;
+  try {
+    if (const auto l = latest_checkpoint()) latest = l->filename().string();
+  } catch (const InputError&) {
+    // A damaged pointer protects nothing: the count alone decides.
+  }
+  for (size_t i = 0; i + static_cast<size_t>(keep) < stems.size(); ++i) {
+    if (stems[i] == latest) continue;
+    const fs::path file = checkpoints_dir() / (stems[i] + ".safetensors");
+    if (fs::remove(file, ec)) removed.push_back(checkpoints_dir() / stems[i]);
+  }
+  return removed;
+}
+
+namespace {
+
+/// (stamp, n) of a copy named "<name>.old-YYYYMMDD-HHMMSS[-n]", for ordering; nullopt for any
+/// other name.
+std::optional<std::pair<std::string, int>> copy_age(const std::string& file, const std::string& name) {
+  const std::string prefix = name + ".old-";
+  if (file.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string rest = file.substr(prefix.size());
+  const auto digits = [](std::string_view v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (rest.size() < 15 || rest[8] != '-' || !digits(rest.substr(0, 8)) || !digits(rest.substr(9, 6)))
+    return std::nullopt;
+  if (rest.size() == 15) return std::make_pair(rest, 1);
+  if (rest[15] != '-' || !digits(rest.substr(16)) || rest.size() > 24) return std::nullopt;
+  return std::make_pair(rest.substr(0, 15), std::stoi(rest.substr(16)));
+}
+
+}  // namespace
+
+std::vector<fs::path> RunDir::remove_old_copies(int64_t keep) const {
+  std::vector<fs::path> removed;
+  if (keep <= 0) return removed;
+  const std::string name = path_.filename().string();
+  std::vector<std::pair<std::pair<std::string, int>, fs::path>> copies;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(path_.parent_path(), ec)) {
+    if (!entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    if (auto age = copy_age(entry.path().filename().string(), name)) copies.emplace_back(*age, entry.path());
+  }
+  std::sort(copies.begin(), copies.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < copies.size(); ++i) {
+    const fs::path& dir = copies[i].second;
+    try {
+      const std::shared_ptr<int> held = lock_folder(dir, dir.string());  // never under a running process
+      fs::remove_all(dir, ec);
+      if (!ec) removed.push_back(dir);
+    } catch (const InputError&) {
+      // In use (or unreadable): it stays.
+    }
+  }
+  return removed;
 }
 
 void RunDir::write_config(const YAML::Node& resolved) const {

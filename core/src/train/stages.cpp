@@ -35,8 +35,8 @@ class TrainStage final : public PipelineStage {
   bool trains() const override { return true; }
   bool run(PipelineState& s) override {
     InterruptGuard guard("\ningot: stopping after the current step to save a checkpoint (Ctrl-C again stops now)\n");
-    TrainContext ctx{s.model.get(), s.optimizer.get(), s.schedule.get(), s.loaders.train.get(), &s.dropout_gen,
-                     s.metrics.get(), s.progress.get(), s.data.prefetch};
+    TrainContext ctx{s.model.get(),  s.optimizer.get(), s.schedule.get(), s.loaders.train.get(),
+                     &s.dropout_gen, s.metrics.get(),   s.progress.get(), s.data.prefetch};
     for (const auto& cb : s.callbacks) ctx.callbacks.push_back(cb.get());
     const EpochEnd on_epoch_end = [&s](int64_t epoch, const TrainPosition& pos, double loss) {
       s.last_train_loss = loss;
@@ -46,9 +46,13 @@ class TrainStage final : public PipelineStage {
         s.metrics->log(eval_record(r, epoch, pos.step));
       }
       const bool last = pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
-      if (last || epoch % s.train.checkpoint_every == 0) s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
+      if (last || epoch % s.train.checkpoint_every == 0) {
+        s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
+        s.run->remove_old_checkpoints("epoch", s.train.checkpoint_keep_epochs);
+      }
     };
-    // Step checkpoints (train.checkpoint.every_steps / every_minutes), the newest keep_last kept:
+    // Step checkpoints (train.checkpoint.every_steps / every_minutes), the newest keep_last kept
+    // (epoch checkpoints: the newest keep_epochs):
     // what a SIGKILL, an OOM kill or a preemption can lose is bounded by them.
     auto last_checkpoint = std::chrono::steady_clock::now();
     const StepEnd on_step_end = [&s, &last_checkpoint](const TrainPosition& pos) {
@@ -60,7 +64,7 @@ class TrainStage final : public PipelineStage {
       if (!by_steps && !by_time) return;
       s.save_checkpoint(s.run->step_checkpoint(pos.step), pos);
       last_checkpoint = std::chrono::steady_clock::now();
-      if (t.checkpoint_keep_last > 0) s.run->remove_old_step_checkpoints(t.checkpoint_keep_last);
+      s.run->remove_old_checkpoints("step", t.checkpoint_keep_last);
     };
     try {
       s.status = train_loop(ctx, s.train, s.plan, s.position, on_epoch_end, on_step_end);
@@ -68,16 +72,18 @@ class TrainStage final : public PipelineStage {
       // Nothing is saved from the non-finite state; the last checkpoint is the one to go back to.
       const auto latest = s.run->latest_checkpoint();
       s.status = TrainStatus::Failed;
-      s.failure = fmt::format("{}; nothing was saved from it. {}", e.what(),
-                              latest ? fmt::format("The last good checkpoint is {}.safetensors: lower the learning rate "
-                                                   "(or set train.on_nonfinite: skip_step) and run again with --resume",
-                                                   latest->string())
-                                     : std::string("No checkpoint was saved before it: lower the learning rate (or set "
-                                                   "train.on_nonfinite: skip_step) and start over with --force"));
+      s.failure =
+          fmt::format("{}; nothing was saved from it. {}", e.what(),
+                      latest ? fmt::format("The last good checkpoint is {}.safetensors: lower the learning rate "
+                                           "(or set train.on_nonfinite: skip_step) and run again with --resume",
+                                           latest->string())
+                             : std::string("No checkpoint was saved before it: lower the learning rate (or set "
+                                           "train.on_nonfinite: skip_step) and start over with --force"));
       return false;
     }
     if (s.status != TrainStatus::Interrupted) return true;
     s.save_checkpoint(s.run->step_checkpoint(s.position.step), s.position);
+    s.run->remove_old_checkpoints("step", s.train.checkpoint_keep_last);
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
     s.out << fmt::format("interrupted at step {}: checkpoint saved; continue with: ingot run {} --resume\n",
                          s.position.step, s.cfg.file());

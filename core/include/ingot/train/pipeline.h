@@ -3,6 +3,7 @@
 // stage registry in order (train, evaluate, save, ...), writing metrics, checkpoints and a summary.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 
@@ -14,8 +15,9 @@
 namespace ingot::train {
 
 struct RunOptions {
-  bool resume = false;  ///< continue runs/<name>/ from its latest checkpoint
-  bool force = false;   ///< start over, moving an existing runs/<name>/ aside
+  bool resume = false;   ///< continue runs/<name>/ from its latest checkpoint
+  bool force = false;    ///< start over, moving an existing runs/<name>/ aside
+  int64_t keep_old = 2;  ///< with force: copies moved aside that are kept (the newest; 0 = all)
   std::filesystem::path runs_dir = "runs";
 };
 
@@ -31,8 +33,7 @@ void load_init_from(const config::Config& config, nn::Module& model);
 
 /// The config's model: built (weights from `init_gen`, dropout masks from `dropout_gen`), its
 /// `init_from:` weights loaded, moved to `device`. What `ingot run` and `ingot bench` share.
-nn::ModulePtr build_model_on(const config::Config& config, Device device, Generator& init_gen,
-                             Generator& dropout_gen);
+nn::ModulePtr build_model_on(const config::Config& config, Device device, Generator& init_gen, Generator& dropout_gen);
 
 /// True when the config asks for a pipeline (data, model, train or stages) rather than only the
 /// smoke check of the backends.

@@ -64,8 +64,14 @@ class RunDir {
   /// Every checkpoint stem with a .safetensors file, newest first (by modification time): where a
   /// resume looks when the one `latest` names is missing or damaged.
   std::vector<std::filesystem::path> checkpoint_stems() const;
-  /// Deletes the step checkpoints (step-*) but the newest `keep` (epoch checkpoints stay).
-  void remove_old_step_checkpoints(int64_t keep) const;
+  /// Deletes the checkpoints of one kind ("step" or "epoch", the stem's prefix) but the newest
+  /// `keep` (0 keeps all); the one checkpoints/latest names is never deleted. Returns the stems
+  /// deleted.
+  std::vector<std::filesystem::path> remove_old_checkpoints(std::string_view kind, int64_t keep) const;
+  /// Deletes the copies --force moved aside ("<name>.old-YYYYMMDD-HHMMSS[-N]" beside the folder)
+  /// but the newest `keep` (0 keeps all); a copy that a process holds is left alone. Returns the
+  /// folders deleted.
+  std::vector<std::filesystem::path> remove_old_copies(int64_t keep) const;
 
   /// Writes config.resolved.yaml (YAML::Emitter of `resolved`) atomically.
   void write_config(const YAML::Node& resolved) const;
