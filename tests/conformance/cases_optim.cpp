@@ -1,5 +1,7 @@
 // Fused optimizer update cases (ADAM_UPDATE): Adam and AdamW, with and without weight decay and
-// amsgrad, first and later steps; params and every moment are compared after the in-place update.
+// amsgrad, first and later steps, and AdamW at lr x weight_decay of 0.75 and 2 (where decaying
+// after the step, scaling by lr twice or coupling the decay would show); params and every moment
+// are compared after the in-place update.
 #include <string>
 
 #include "op_case.h"
@@ -12,19 +14,19 @@ struct Adam {
   double weight_decay;
   int64_t step;
   bool decoupled, amsgrad;
+  double lr = 1e-2;
 };
 
 std::string adam_note(const Adam& s, const std::string& shapes) {
-  return std::string(s.decoupled ? "adamw" : "adam") + ", wd " + std::to_string(s.weight_decay) + ", step " +
-         std::to_string(s.step) + (s.amsgrad ? ", amsgrad" : "") + ", " + shapes;
+  return std::string(s.decoupled ? "adamw" : "adam") + ", lr " + std::to_string(s.lr) + ", wd " +
+         std::to_string(s.weight_decay) + ", step " + std::to_string(s.step) + (s.amsgrad ? ", amsgrad" : "") + ", " +
+         shapes;
 }
 
 void adam_update(OpKind op, DType dt, CaseList& cases) {
-  const std::vector<Adam> adams = {{0.0, 1, false, false},
-                                   {1e-2, 7, false, false},
-                                   {1e-2, 1, true, false},
-                                   {0.1, 12, true, true},
-                                   {0.0, 3, false, true}};
+  const std::vector<Adam> adams = {{0.0, 1, false, false},    {1e-2, 7, false, false},   {1e-2, 1, true, false},
+                                   {0.1, 12, true, true},     {0.0, 3, false, true},     {1.5, 1, true, false, 0.5},
+                                   {1.5, 4, true, true, 0.5}, {2.0, 2, true, false, 1.0}};
   struct Params {
     std::vector<Shape> shapes;
     Layout layout;
@@ -55,7 +57,7 @@ void adam_update(OpKind op, DType dt, CaseList& cases) {
         ++i;
       }
       auto a = make_attr<ingot_attr_adam>();
-      a.lr = 1e-2, a.beta1 = 0.9, a.beta2 = 0.999, a.eps = 1e-8, a.weight_decay = s.weight_decay;
+      a.lr = s.lr, a.beta1 = 0.9, a.beta2 = 0.999, a.eps = 1e-8, a.weight_decay = s.weight_decay;
       a.step = s.step, a.decoupled = s.decoupled, a.amsgrad = s.amsgrad;
       c.set_attr(a);
       cases.push_back(std::move(c));

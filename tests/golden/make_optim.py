@@ -36,6 +36,9 @@ CASES = {
     "adamw_groups": ("adamw", [([0, 2], dict(lr=2e-2, weight_decay=0.1)), ([1], dict(lr=1e-2, weight_decay=0.0))],
                      {}),
     "adam_amsgrad": ("adam", [([0, 1, 2], dict(lr=1e-2, amsgrad=True, betas=(0.8, 0.99), eps=1e-6))], {}),
+    # lr x weight_decay 0.75 and 2: the decay's order and scale show plainly
+    "adamw_large_wd": ("adamw", [([0, 2], dict(lr=0.5, weight_decay=1.5)), ([1], dict(lr=1.0, weight_decay=2.0))],
+                       {}),
 }
 
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}

@@ -20,8 +20,8 @@
 namespace ingot::optim {
 namespace {
 
-const char* const kCases[] = {"sgd",  "sgd_momentum", "sgd_nesterov_wd", "sgd_dampening", "sgd_groups",
-                              "adam", "adam_wd",      "adamw",           "adamw_groups",  "adam_amsgrad"};
+const char* const kCases[] = {"sgd",     "sgd_momentum", "sgd_nesterov_wd", "sgd_dampening", "sgd_groups",    "adam",
+                              "adam_wd", "adamw",        "adamw_groups",    "adam_amsgrad",  "adamw_large_wd"};
 
 // f32 trajectories: torch rounds after every tensor op, Ingot's kernels once per element.
 constexpr double kParamAtol = 2e-6, kParamRtol = 1e-5;
@@ -181,7 +181,7 @@ TEST_CASE("optim golden: torch.optim trajectories on every CPU backend", "[optim
 }
 
 TEST_CASE("optim golden: a state_dict round trip mid-trajectory continues identically", "[optim][golden]") {
-  for (const char* name : {"sgd_momentum", "adamw", "adam_amsgrad", "sgd_groups"}) {
+  for (const char* name : {"sgd_momentum", "adamw", "adam_amsgrad", "sgd_groups", "adamw_large_wd"}) {
     INFO("case " << name);
     const Golden g = load_golden(name);
     const std::vector<Tensor> params = initial_params(g);

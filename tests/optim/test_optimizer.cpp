@@ -1,7 +1,12 @@
 // Optimizer base behaviour: groups and their checks, skipping parameters without gradients,
-// zero_grad, state_dict validation, momentum-free SGD without buffers, and which backend runs the
-// fused updates.
+// zero_grad, state_dict validation, momentum-free SGD without buffers, which backend runs the
+// fused updates, and AdamW's decoupled decay against steps computed by hand.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
@@ -22,6 +27,25 @@ Tensor param(const Shape& shape, uint64_t seed) {
   p.set_requires_grad(true);
   return p;
 }
+
+/// One torch.optim.AdamW step (default betas and eps) in double: the parameter is scaled by
+/// 1 - lr * weight_decay first, then takes the Adam update with this step's bias corrections.
+void adamw_by_hand(std::vector<double>& p, std::vector<double>& m, std::vector<double>& v, const std::vector<double>& g,
+                   double lr, double weight_decay, int64_t step) {
+  const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  const double bias1 = 1.0 - std::pow(beta1, static_cast<double>(step));
+  const double bias2 = 1.0 - std::pow(beta2, static_cast<double>(step));
+  for (size_t i = 0; i < p.size(); ++i) {
+    p[i] *= 1.0 - lr * weight_decay;
+    m[i] = beta1 * m[i] + (1.0 - beta1) * g[i];
+    v[i] = beta2 * v[i] + (1.0 - beta2) * g[i] * g[i];
+    p[i] -= lr / bias1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bias2) + eps);
+  }
+}
+
+struct RestoreBackends {
+  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
+};
 
 }  // namespace
 
@@ -144,6 +168,49 @@ TEST_CASE("optim: the fused updates run on cpu_onednn when it is loaded", "[opti
   const Tensor t = param({4, 6}, 12).transpose(0, 1);
   const std::vector<Tensor> tin = {t, t, t, t, t};
   REQUIRE(select_backend(INGOT_OP_ADAM_UPDATE, tin, {}, &adam).name() != "cpu_onednn");
+}
+
+TEST_CASE("optim: AdamW scales by 1 - lr * weight_decay before the Adam step, lr x weight_decay > 1 too", "[optim]") {
+  // Values exact in f32, so that f32 and f64 start from the same numbers as the hand computation.
+  const std::vector<double> init = {1.5, -0.75, 0.25, -2.0, 0.0};
+  const std::vector<std::vector<double>> grads = {
+      {0.5, -1.0, 0.125, 2.0, -0.375}, {-0.25, 0.75, 1.0, -0.5, 0.625}, {1.0, 0.5, -2.0, 0.25, 0.0625}};
+  PluginLoader::instance().load_all();
+  std::vector<std::string> backends = {"reference"};
+  for (const auto& b : BackendRegistry::instance().backends()) {
+    if (b.get() != &BackendRegistry::instance().reference() && b->device_kind() == DeviceKind::CPU)
+      backends.push_back(b->name());
+  }
+  RestoreBackends restore;
+  // lr x weight_decay 0.75 (lr != 1: scaling by lr twice or not at all would show) and 2 (the
+  // factor is negative: decaying after the step would show)
+  for (const auto& [lr, weight_decay] : {std::pair{0.5, 1.5}, std::pair{1.0, 2.0}}) {
+    std::vector<double> p = init, m(init.size(), 0.0), v(init.size(), 0.0);
+    std::vector<std::vector<double>> expected;
+    for (size_t s = 0; s < grads.size(); ++s) {
+      adamw_by_hand(p, m, v, grads[s], lr, weight_decay, static_cast<int64_t>(s) + 1);
+      expected.push_back(p);
+    }
+    for (const std::string& backend : backends) {
+      BackendRegistry::instance().restrict_to({backend});
+      for (DType dtype : {DType::F64, DType::F32}) {
+        Tensor w = Tensor::from_vector(init, {5}).to(dtype);
+        w.set_requires_grad(true);
+        AdamWOptions o;
+        o.lr = lr;
+        o.weight_decay = weight_decay;
+        AdamW opt({w}, o);
+        for (size_t s = 0; s < grads.size(); ++s) {
+          INFO("lr " << lr << ", weight_decay " << weight_decay << ", backend " << backend << ", " << dtype_name(dtype)
+                     << ", step " << s + 1);
+          w.set_grad(Tensor::from_vector(grads[s], {5}).to(dtype));
+          opt.step();
+          const double tol = dtype == DType::F64 ? 1e-12 : 1e-5;
+          INGOT_REQUIRE_CLOSE(w, Tensor::from_vector(expected[s], {5}).to(dtype), tol, tol);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace ingot::optim
