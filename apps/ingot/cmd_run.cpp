@@ -57,6 +57,11 @@ int cmd_run(const std::vector<std::string>& args) {
 
   std::cout << fmt::format("config: {} (name: {})\n", cfg.file(), cfg.name());
   if (!sel.note.empty()) std::cout << sel.note << "\n";
+  if (const int cores = usable_cores(); cfg.threads() && *cfg.threads() > cores)
+    std::cout << fmt::format(
+        "warning: threads: {} is more than the {} cores this process may use; the threads will "
+        "contend and run slower: set threads: {} or fewer\n",
+        *cfg.threads(), cores, cores);
   std::cout << fmt::format("backend: {} -> {} [{}], {} threads\n", sel.requested, sel.device.str(),
                            fmt::join(sel.enabled, ", "), num_threads());
 

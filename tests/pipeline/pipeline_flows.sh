@@ -1,9 +1,9 @@
 #!/bin/bash
 # End-to-end checks of `ingot run` on small synthetic pipelines: the run folder's files, the
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
-# uninterrupted run (SGD with momentum; AdamW under a warm-up).
+# uninterrupted run (SGD with momentum; AdamW under a warm-up), and the memory check before a run.
 # Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
-#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill | resume_adamw)
+#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill | resume_adamw | resources)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -204,6 +204,25 @@ resume_adamw)
   cmp "$work/a/adamw_resume/model.safetensors" "$work/b/adamw_resume/model.safetensors" ||
     fail "the resumed run's weights differ from the uninterrupted run's"
   echo "interrupted at step $stopped of $total ($per_epoch per epoch); resumed losses and weights equal"
+  ;;
+resources)
+  # A run whose estimate exceeds this machine's memory is refused before the run folder exists,
+  # naming what dominates; more threads than cores gives a warning; the estimate is printed.
+  set +e
+  "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" --set 'model.sizes=[64,100000,4]' \
+    --set data.batch_size=100000 --set data.synthetic.size=100000 --set 'train.scheduler={type: constant}' \
+    > "$work/out.txt" 2>&1
+  code=$?
+  set -e
+  [ $code -eq 2 ] || fail "exit $code, expected 2: $(cat "$work/out.txt")"
+  grep -q "^ingot: error: not enough memory on cpu: training needs about .* GiB.* is available (.*): activations dominate" \
+    "$work/out.txt" || fail "$(cat "$work/out.txt")"
+  [ ! -e "$work/tiny_mlp" ] || fail "the refused run created its folder"
+  # train.memory_check: false lets a run past the check (this one is small: it trains).
+  "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" --set threads=4096 --set train.memory_check=false \
+    --set train.epochs=1 > "$work/ok.txt" 2>&1 || { cat "$work/ok.txt"; fail "small run"; }
+  grep -q "^warning: threads: 4096 is more than the [0-9]* cores this process may use" "$work/ok.txt" || fail "$(head -5 "$work/ok.txt")"
+  grep -q "^memory: about .* KiB: weights .* available on cpu" "$work/ok.txt" || fail "no memory line: $(head -8 "$work/ok.txt")"
   ;;
 *) fail "unknown flow $flow" ;;
 esac

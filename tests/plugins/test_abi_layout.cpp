@@ -38,8 +38,9 @@ TEST_CASE("abi: the layout is frozen for 64-bit targets", "[plugins][abi]") {
   // The static_asserts of abi_layout.h already ran; these spot checks document the sizes.
   CHECK(sizeof(ingot_tensor_desc) == 192);
   CHECK(sizeof(ingot_backend) == 40);
-  CHECK(sizeof(ingot_device_table) == 184);
+  CHECK(sizeof(ingot_device_table) == 192);
   CHECK(offsetof(ingot_device_table, stream_wait_event) == 176);
+  CHECK(offsetof(ingot_device_table, memory_info) == 184);  // appended by minor 1
   CHECK(offsetof(ingot_device_table, device_count) == 24);
   CHECK(INGOT_ABI_MAJOR == 2);
 }
@@ -54,7 +55,8 @@ class Throwing final : public ingot::sdk::ComputeImpl {
 };
 
 TEST_CASE("sdk: a host backend has one device, no memory entries, and trampolines that catch", "[plugins][abi]") {
-  const ingot_backend* b = ingot::sdk::make_host_backend(new Throwing(), "throwing", 5);
+  // static: backend tables live for the process (sdk.h).
+  static const ingot_backend* const b = ingot::sdk::make_host_backend(new Throwing(), "throwing", 5);
   REQUIRE(b->struct_size == sizeof(ingot_backend));
   CHECK(std::string(b->name) == "throwing");
   CHECK(b->priority == 5);

@@ -213,7 +213,7 @@ TEST_CASE("device entries: a table cut after copy loads and reports each entry a
     }
     INFO(what << ": " << msg);
     CHECK_THAT(msg, Catch::StartsWith("cuda:0: ") && Catch::Contains("does not support " + what) &&
-                        Catch::Contains("backend fake_device_short (plugin fixture_device_short, ABI 2.0)"));
+                        Catch::Contains("backend fake_device_short (plugin fixture_device_short, ABI 2.1)"));
     CHECK(msg.find('\n') == std::string::npos);
   };
   check_unsupported("memory_stats", [] { memory_stats(kDev); });

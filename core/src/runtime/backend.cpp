@@ -196,16 +196,29 @@ bool Backend::offers_streams() const {
 void* Backend::stream_create(int32_t index) const {
   if (!offers_streams()) unsupported("streams");
   void* stream = nullptr;
-  throw_if_error(device_->stream_create(device_->self, index, &stream), fmt::format("backend {}: stream_create", name_));
+  throw_if_error(device_->stream_create(device_->self, index, &stream),
+                 fmt::format("backend {}: stream_create", name_));
   return stream;
 }
 
-void Backend::stream_destroy(int32_t index, void* stream) const { device_->stream_destroy(device_->self, index, stream); }
+void Backend::stream_destroy(int32_t index, void* stream) const {
+  device_->stream_destroy(device_->self, index, stream);
+}
 
 void Backend::stream_wait_event(int32_t index, void* stream, void* event) const {
   if (!offers_streams()) unsupported("streams");
   throw_if_error(device_->stream_wait_event(device_->self, index, stream, event),
                  fmt::format("backend {}: stream_wait_event", name_));
+}
+
+bool Backend::offers_memory_info() const { return INGOT_DEVICE_HAS(memory_info); }
+
+std::pair<int64_t, int64_t> Backend::memory_info(int32_t index) const {
+  if (!offers_memory_info()) unsupported("memory_info");
+  int64_t free_bytes = 0, total_bytes = 0;
+  throw_if_error(device_->memory_info(device_->self, index, &free_bytes, &total_bytes),
+                 fmt::format("backend {}: memory_info", name_));
+  return {free_bytes, total_bytes};
 }
 
 void* Backend::event_create(int32_t index) const {

@@ -4,6 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "ingot/base/error.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/registry.h"
@@ -41,6 +50,90 @@ auto on_device(Device device, Fn&& fn) -> decltype(fn(device_backend(device))) {
 }  // namespace
 
 const Backend& device_backend(Device device) { return BackendRegistry::instance().device_backend(device); }
+
+namespace {
+
+/// A number read from a one-value file (cgroup limits); nullopt when absent or "max".
+std::optional<int64_t> read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string text;
+  if (!(in >> text) || text == "max") return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || v < 0) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+/// /proc/meminfo's value of `key` ("MemTotal") in bytes, 0 when missing.
+int64_t meminfo(const std::string& key) {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + ":", 0) == 0) return std::atoll(line.c_str() + key.size() + 1) * 1024;
+  return 0;
+}
+
+/// The tightest cgroup memory limit minus usage over this process's cgroup and its parents:
+/// {limit, left}; nullopt without a limit. v2 ("0::/path": memory.max, memory.current) or v1
+/// (the "memory" controller's memory.limit_in_bytes, memory.usage_in_bytes; near 2^63 = none).
+std::optional<std::pair<int64_t, int64_t>> cgroup_memory(std::string& bound_by) {
+  std::ifstream in("/proc/self/cgroup");
+  std::optional<std::pair<int64_t, int64_t>> best;
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    const bool v2 = line.compare(0, a, "0") == 0 && controllers.empty();
+    bool v1 = false;
+    for (size_t p = 0; p <= controllers.size();) {
+      const size_t e = std::min(controllers.find(',', p), controllers.size());
+      v1 = v1 || controllers.compare(p, e - p, "memory") == 0;
+      p = e + 1;
+    }
+    if (!v2 && !v1) continue;
+    const std::filesystem::path root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const char* limit_file = v2 ? "memory.max" : "memory.limit_in_bytes";
+    const char* usage_file = v2 ? "memory.current" : "memory.usage_in_bytes";
+    for (std::filesystem::path dir = root / std::filesystem::path(path).relative_path();; dir = dir.parent_path()) {
+      const auto limit = read_bytes(dir / limit_file);
+      if (limit && *limit < (int64_t{1} << 60)) {
+        const int64_t left = std::max<int64_t>(0, *limit - read_bytes(dir / usage_file).value_or(0));
+        if (!best || left < best->second) {
+          best = std::make_pair(*limit, left);
+          bound_by = fmt::format("cgroup {}", (dir / limit_file).string());
+        }
+      }
+      if (dir == root || dir.string().size() <= root.string().size()) break;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+MemoryBudget memory_budget(Device device) {
+  MemoryBudget b;
+  if (device.is_cpu()) {
+    b.total = meminfo("MemTotal");
+    b.available = meminfo("MemAvailable");
+    b.bound_by = "/proc/meminfo MemAvailable";
+    std::string cg;
+    if (const auto limit = cgroup_memory(cg); limit && (b.available == 0 || limit->second < b.available)) {
+      b.total = b.total > 0 ? std::min(b.total, limit->first) : limit->first;
+      b.available = limit->second;
+      b.bound_by = cg;
+    }
+    return b;
+  }
+  const Backend& backend = device_backend(device);
+  if (!backend.offers_memory_info()) return b;
+  const auto [free_bytes, total_bytes] =
+      on_device(device, [&](const Backend& be) { return be.memory_info(device.index); });
+  b.total = total_bytes;
+  b.available = free_bytes;
+  b.bound_by = fmt::format("backend {} memory_info", backend.name());
+  return b;
+}
 
 MemoryStats memory_stats(Device device) {
   if (device.is_cpu()) return host_allocator().stats();

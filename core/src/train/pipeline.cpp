@@ -22,6 +22,7 @@
 #include "ingot/train/callback_registry.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/interrupt.h"
+#include "ingot/train/memory_estimate.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
 
@@ -41,7 +42,8 @@ constexpr const char* kRuntimeKeys[][2] = {{"threads", ""},
                                            {"train", "checkpoint_every"},
                                            {"train", "on_nonfinite"},
                                            {"train", "max_skipped"},
-                                           {"train", "detect_anomaly"}};
+                                           {"train", "detect_anomaly"},
+                                           {"train", "memory_check"}};
 
 /// `node` as config.resolved.yaml holds it, without the `resolved:` block and the runtime keys.
 std::vector<std::string> config_lines(YAML::Node node) {
@@ -139,6 +141,17 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->schedule = optim::make_schedule(s->train.scheduler, file, s->plan.total_steps);
   s->class_names = s->loaders.class_names;
   s->callbacks = make_callbacks(s->train.callbacks, file);
+  // Memory, before training allocates any of it: refused here rather than killed later.
+  const YAML::Node opt = optim::optimizer_to_yaml(*s->optimizer, true);
+  const int state = opt["type"].as<std::string>() == "sgd" ? (opt["momentum"].as<double>() > 0.0 ? 1 : 0)
+                                                           : (opt["amsgrad"] && opt["amsgrad"].as<bool>() ? 3 : 2);
+  // Datasets hold their samples as f32 in host memory.
+  const int64_t dataset_bytes =
+      (s->loaders.train->dataset().size() + s->loaders.test->dataset().size()) * sample.numel() * 4;
+  s->memory = estimate_training_memory(*s->model, sample, s->data.batch_size, state,
+                                       s->data.workers * s->data.prefetch + 2, dataset_bytes, device);
+  const bool trains = std::any_of(s->stages.begin(), s->stages.end(), [](const auto& st) { return st->trains(); });
+  if (trains && s->train.memory_check) check_memory_fits(s->memory, memory_budget(device), device);
   return s;
 }
 
@@ -218,6 +231,12 @@ void print_header(const PipelineState& s) {
   s.out << fmt::format("model: {} parameters on {}\n", s.model->num_parameters(), s.model->device().str());
   s.out << fmt::format("train: {} epochs, {} steps ({} per epoch), optimizer {}, loss {}\n", s.plan.epochs,
                        s.plan.total_steps, s.plan.steps_per_epoch, s.optimizer->type(), s.train.loss.type);
+  const Device device = s.model->device();
+  const MemoryBudget budget = memory_budget(device);
+  s.out << fmt::format("memory: {}{}\n", s.memory.str(),
+                       budget.available > 0 ? fmt::format("; {} available on {} ({})", format_bytes(budget.available),
+                                                          device.str(), budget.bound_by)
+                                            : std::string());
   s.out.flush();
 }
 
@@ -296,7 +315,15 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
   open_run(s, backends, options);
   print_header(s);
   s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
-  run_stages(s);
+  try {
+    run_stages(s);
+  } catch (const OutOfMemoryError& e) {
+    // The summary says what happened; the message says which lever matters for this run.
+    s.status = TrainStatus::Failed;
+    s.failure = fmt::format("{} (this run's estimate: {}; {})", e.what(), s.memory.str(), s.memory.advice());
+    write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+    throw OutOfMemoryError(s.failure);
+  }
   write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
   if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);
   return s.exit_code;

@@ -20,6 +20,7 @@ config::Schema train_schema() {
       .string("on_nonfinite", false, {"stop", "skip_step"})
       .integer("max_skipped", 1, 1e9)
       .boolean("detect_anomaly")
+      .boolean("memory_check")
       .integer("log_every", 1, 1e9)
       .integer("checkpoint_every", 1, 100000)
       .section("checkpoint",
@@ -47,6 +48,7 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     if (node["on_nonfinite"]) c.on_nonfinite = node["on_nonfinite"].as<std::string>();
     if (node["max_skipped"]) c.max_skipped = node["max_skipped"].as<int64_t>();
     if (node["detect_anomaly"]) c.detect_anomaly = node["detect_anomaly"].as<bool>();
+    if (node["memory_check"]) c.memory_check = node["memory_check"].as<bool>();
     if (node["log_every"]) c.log_every = node["log_every"].as<int64_t>();
     if (node["checkpoint_every"]) c.checkpoint_every = node["checkpoint_every"].as<int64_t>();
     if (const YAML::Node ck = node["checkpoint"]) {

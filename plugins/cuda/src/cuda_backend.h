@@ -55,6 +55,7 @@ class CudaBackend final : public sdk::ComputeImpl, public sdk::DeviceImpl {
   void* stream_create(int32_t device) override;
   void stream_destroy(int32_t device, void* stream) override;
   void stream_wait_event(int32_t device, void* stream, void* event) override;
+  void memory_info(int32_t device, int64_t& free_bytes, int64_t& total_bytes) override;
   ingot_memory_stats memory_stats(int32_t device) override;
   void reset_peak_memory_stats(int32_t device) override;
   void empty_cache(int32_t device) override;

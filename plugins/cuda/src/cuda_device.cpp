@@ -22,7 +22,8 @@ void CudaBackend::wait_for_owner(const void* ptr, int32_t dev) {
 
 sdk::DeviceOffers CudaBackend::offers() const {
   sdk::DeviceOffers o;
-  o.copy_async = o.pinned_memory = o.synchronize = o.native_stream = o.events = o.memory_stats = o.streams = true;
+  o.copy_async = o.pinned_memory = o.synchronize = o.native_stream = o.events = o.memory_stats = o.streams =
+      o.memory_info = true;
   return o;
 }
 
@@ -139,6 +140,15 @@ ingot_memory_stats CudaBackend::memory_stats(int32_t dev) {
   out.allocations = s.allocations;
   out.cache_hits = s.cache_hits;
   return out;
+}
+
+void CudaBackend::memory_info(int32_t dev, int64_t& free_bytes, int64_t& total_bytes) {
+  device(dev);  // sets up the device's context
+  INGOT_CUDA_CHECK(cudaSetDevice(dev));
+  size_t f = 0, t = 0;
+  INGOT_CUDA_CHECK(cudaMemGetInfo(&f, &t));
+  free_bytes = static_cast<int64_t>(f);
+  total_bytes = static_cast<int64_t>(t);
 }
 
 void CudaBackend::reset_peak_memory_stats(int32_t dev) { device(dev).ctx.allocator().reset_peak(); }

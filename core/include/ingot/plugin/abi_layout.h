@@ -189,7 +189,7 @@ INGOT_ABI_OFFSET(ingot_plan_cache_stats, capacity, 16);
 INGOT_ABI_OFFSET(ingot_plan_cache_stats, hits, 24);
 INGOT_ABI_OFFSET(ingot_plan_cache_stats, misses, 32);
 
-static_assert(sizeof(ingot_device_table) == 184, "ABI layout of ingot_device_table changed");
+static_assert(sizeof(ingot_device_table) == 192, "ABI layout of ingot_device_table changed");
 INGOT_ABI_OFFSET(ingot_device_table, struct_size, 0);
 INGOT_ABI_OFFSET(ingot_device_table, abi_minor, 4);
 INGOT_ABI_OFFSET(ingot_device_table, self, 8);
@@ -215,6 +215,7 @@ INGOT_ABI_OFFSET(ingot_device_table, empty_cache, 152);
 INGOT_ABI_OFFSET(ingot_device_table, stream_create, 160);
 INGOT_ABI_OFFSET(ingot_device_table, stream_destroy, 168);
 INGOT_ABI_OFFSET(ingot_device_table, stream_wait_event, 176);
+INGOT_ABI_OFFSET(ingot_device_table, memory_info, 184);
 
 static_assert(sizeof(ingot_compute_table) == 80, "ABI layout of ingot_compute_table changed");
 INGOT_ABI_OFFSET(ingot_compute_table, struct_size, 0);

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 0
+#define INGOT_ABI_MINOR 1
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -349,6 +349,9 @@ typedef struct ingot_device_table {
   ingot_status* (*stream_create)(void* self, int32_t device_index, void** stream);
   void (*stream_destroy)(void* self, int32_t device_index, void* stream);
   ingot_status* (*stream_wait_event)(void* self, int32_t device_index, void* stream, void* event);
+  /* Bytes of device_index's memory: in all, and free for new allocations now (cudaMemGetInfo):
+   * what the pipeline checks its memory estimate against before it allocates. */
+  ingot_status* (*memory_info)(void* self, int32_t device_index, int64_t* free_bytes, int64_t* total_bytes);
 } ingot_device_table;
 
 /* ---- backend component: compute table ------------------------------------------------------

@@ -17,6 +17,7 @@ struct DeviceOffers {
   bool events = false;        ///< create, record, synchronize, elapsed_ms, destroy
   bool memory_stats = false;  ///< memory_stats, reset_peak_memory_stats, empty_cache
   bool streams = false;       ///< stream_create, stream_destroy, stream_wait_event (side streams)
+  bool memory_info = false;   ///< memory_info: the device's free and total bytes
 };
 
 /// Base class of a device backend's device side. `device` is always in [0, device_count()): the
@@ -49,6 +50,10 @@ class DeviceImpl {
   virtual void stream_destroy(int32_t device, void*) { unsupported<int>(device); }
   /// Work queued later on `stream` (nullptr: the compute stream) waits for `event`.
   virtual void stream_wait_event(int32_t device, void* /*stream*/, void* /*event*/) { unsupported<int>(device); }
+  /// The device's memory in bytes: free for new allocations now, and in all.
+  virtual void memory_info(int32_t device, int64_t& /*free_bytes*/, int64_t& /*total_bytes*/) {
+    unsupported<int>(device);
+  }
 
  private:
   template <class R>
@@ -168,6 +173,11 @@ inline ingot_device_table make_device_table(DeviceImpl* impl, int32_t device_kin
     };
     t.stream_wait_event = [](void* self, int32_t dev, void* stream, void* event) noexcept {
       return guarded([&] { device_of(self, dev).stream_wait_event(dev, stream, event); });
+    };
+  }
+  if (offers.memory_info) {
+    t.memory_info = [](void* self, int32_t dev, int64_t* free_bytes, int64_t* total_bytes) noexcept {
+      return guarded([&] { device_of(self, dev).memory_info(dev, *free_bytes, *total_bytes); });
     };
   }
   return t;

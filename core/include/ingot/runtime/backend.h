@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/op_info.h"
@@ -78,6 +79,10 @@ class Backend {
   void stream_destroy(int32_t index, void* stream) const;
   /// Work queued later on `stream` (nullptr: the compute stream) waits for `event`.
   void stream_wait_event(int32_t index, void* stream, void* event) const;
+  /// Whether the device table has memory_info.
+  bool offers_memory_info() const;
+  /// {free, total} bytes of device `index` (device table memory_info).
+  std::pair<int64_t, int64_t> memory_info(int32_t index) const;
   /// Whether the device table has memory_stats, reset_peak_memory_stats and empty_cache.
   bool offers_memory_stats() const;
   void* event_create(int32_t index) const;

@@ -2,6 +2,9 @@
 // empty_cache, synchronize, and the compute stream's native handle (for communicator plugins).
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "ingot/base/allocator.h"
 #include "ingot/tensor/device.h"
 
@@ -24,6 +27,17 @@ bool memory_stats_available(Device device);
 void reset_peak_memory_stats(Device device = Device::cpu());
 /// Returns cached, unused blocks to the system or device; live tensors are untouched.
 void empty_cache(Device device = Device::cpu());
+
+/// How much memory `device` has for a new run: bytes in all and available now (0 = unknown), and
+/// what bounds it. The CPU: /proc/meminfo's MemTotal and MemAvailable, lowered to the cgroup's
+/// memory limit (v2 memory.max or v1 memory.limit_in_bytes, the tightest up the hierarchy) minus
+/// its usage. An accelerator: its backend's memory_info (cudaMemGetInfo), unknown without one.
+struct MemoryBudget {
+  int64_t total = 0;
+  int64_t available = 0;
+  std::string bound_by;  ///< "MemAvailable", "cgroup memory.max", "cudaMemGetInfo" ...
+};
+MemoryBudget memory_budget(Device device = Device::cpu());
 
 /// Returns once all work queued on `device` is done (a no-op on the CPU, whose ops are synchronous).
 void synchronize(Device device);

@@ -18,6 +18,7 @@
 #include "ingot/optim/optimizer.h"
 #include "ingot/train/callback.h"
 #include "ingot/train/evaluate.h"
+#include "ingot/train/memory_estimate.h"
 #include "ingot/train/metrics_log.h"
 #include "ingot/train/progress_bar.h"
 #include "ingot/train/run_dir.h"
@@ -49,6 +50,7 @@ struct PipelineState {
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LrSchedule> schedule;
   TrainPlan plan;
+  MemoryEstimate memory;  ///< of training at data.batch_size, from shapes (train/memory_estimate.h)
   std::vector<std::string> class_names;
   std::vector<std::unique_ptr<PipelineStage>> stages;
 

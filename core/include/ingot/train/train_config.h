@@ -27,6 +27,8 @@ struct TrainConfig {
   int64_t max_skipped = 10;
   /// Check every op's outputs and name the first that went non-finite (AnomalyDetector).
   bool detect_anomaly = false;
+  /// Refuse to start when the memory estimate exceeds what the device (or cgroup) has.
+  bool memory_check = true;
   int64_t log_every = 10;                 ///< optimizer steps between train_step lines of metrics.jsonl
   int64_t checkpoint_every = 1;           ///< epochs between checkpoints (the last epoch always gets one)
   int64_t checkpoint_every_steps = 0;     ///< train.checkpoint.every_steps: a step checkpoint every N (0 = off)
