@@ -87,6 +87,8 @@ TEST_CASE("headers that are not a JSON object are refused", "[io][corrupt]") {
   CHECK_THAT(refusal(dir, file_bytes("{\"a\":", "")), Contains("header is not valid JSON (parse error"));
   CHECK_THAT(refusal(dir, file_bytes("{} trailing", "")), Contains("header is not valid JSON"));
   CHECK_THAT(refusal(dir, file_bytes("{\"a\":\"\xff\"}", "")), Contains("header is not valid JSON"));
+  CHECK_THAT(refusal(dir, file_bytes("{\"a\":1e400}", "")),
+             Contains("header is not valid JSON (number overflow parsing '1e400')"));
   CHECK_THAT(refusal(dir, file_bytes("{\"a\":" + std::string(1000, '[') + std::string(1000, ']') + "}", "")),
              Contains("nests deeper than the format allows"));
 }
@@ -141,6 +143,11 @@ TEST_CASE("shapes that disagree with their byte range are refused", "[io][corrup
                                      R"("data_offsets":[0,24]}})",
                                      data)),
              Contains("needs 0 bytes"));
+  // ... but the other dims must still multiply within int64 (numel and strides are computed).
+  CHECK_THAT(refusal(dir, file_bytes(R"({"w":{"dtype":"F32","shape":[0,9223372036854775807,2],)"
+                                     R"("data_offsets":[0,0]}})",
+                                     "")),
+             Contains("tensor 'w' has shape [0,9223372036854775807,2] whose element count overflows 64 bits"));
 }
 
 TEST_CASE("offsets outside the data, overlapping or leaving gaps are refused", "[io][corrupt]") {

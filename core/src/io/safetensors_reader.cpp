@@ -82,7 +82,7 @@ json parse_header(const std::string& text, const std::string& where) {
   };
   try {
     return json::parse(text, limits);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond double
     std::string msg = e.what();
     const size_t cut = msg.find("] ");
     if (cut != std::string::npos) msg = msg.substr(cut + 2);
@@ -126,7 +126,8 @@ Entry parse_entry(const std::string& name, const json& v, const std::string& whe
     e.shape.push_back(static_cast<int64_t>(n));
   }
   // numel * element size must fit int64 (Ingot's sizes): checked per step, before a product can
-  // wrap; an empty tensor holds no bytes whatever its other dims say.
+  // wrap; an empty tensor holds no bytes whatever its other dims say, but their product must
+  // still fit int64 (numel and the strides multiply them).
   uint64_t bytes = 0;
   if (std::find(e.shape.begin(), e.shape.end(), 0) == e.shape.end()) {
     bytes = static_cast<uint64_t>(dtype_size(e.dtype));
@@ -136,6 +137,15 @@ Entry parse_entry(const std::string& name, const json& v, const std::string& whe
         refuse(where, "{} has shape {} whose byte size overflows 64 bits: file is corrupt", tag, shape.dump());
       }
       bytes *= n;
+    }
+  } else {
+    uint64_t elements = 1;
+    for (const int64_t d : e.shape) {
+      const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(d, 1));
+      if (elements > limit / n) {
+        refuse(where, "{} has shape {} whose element count overflows 64 bits: file is corrupt", tag, shape.dump());
+      }
+      elements *= n;
     }
   }
   const json& offsets = v["data_offsets"];
