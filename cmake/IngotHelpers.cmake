@@ -1,4 +1,5 @@
-# One helper per artifact kind: ingot_add_plugin, ingot_add_test, ingot_add_bench.
+# One helper per artifact kind: ingot_add_plugin, ingot_add_test, ingot_add_bench; and
+# ingot_enable_sanitizers for INGOT_SANITIZE.
 
 # Warnings for Ingot's own targets (vendor headers come in as SYSTEM).
 function(ingot_set_warnings target)
@@ -70,4 +71,26 @@ function(ingot_add_bench name)
   add_executable(${name} ${B_SOURCES})
   target_link_libraries(${name} PRIVATE ingot_core benchmark::benchmark ${B_LIBS})
   ingot_set_warnings(${name})
+endfunction()
+
+# ingot_enable_sanitizers(): with INGOT_SANITIZE set (a comma list for -fsanitize=, e.g.
+# "address,undefined"), every target of the calling folder and the folders added after the call
+# compiles (C and C++; nvcc's CUDA sources are left alone) and links with those sanitizers.
+# -fno-sanitize-recover=all makes a UBSan finding abort, so that the test reporting it fails.
+# GCC links the shared sanitizer runtimes: a MODULE plugin built with -Wl,--no-undefined finds the
+# __asan_* / __ubsan_* symbols in libasan.so / libubsan.so, and the process that dlopens it already
+# has them. scripts/sanitize builds and runs the tests this way.
+function(ingot_enable_sanitizers)
+  if(INGOT_SANITIZE STREQUAL "")
+    return()
+  endif()
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang)$")
+    message(FATAL_ERROR "INGOT_SANITIZE needs GCC or Clang, not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  string(REPLACE ";" "," list "${INGOT_SANITIZE}")
+  foreach(flag -fsanitize=${list} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:${flag}>)
+  endforeach()
+  add_link_options("$<$<LINK_LANGUAGE:C,CXX>:-fsanitize=${list}>")
+  message(STATUS "Ingot sanitize: ${list} (compile and link options of every target)")
 endfunction()

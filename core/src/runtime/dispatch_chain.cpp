@@ -29,7 +29,14 @@ std::atomic<const DispatchChainState*>& current() {
   return chain;
 }
 
-void publish(DispatchChainState* next) { current().store(next, std::memory_order_release); }
+/// Replaced snapshots, kept here (under g_mu) rather than dropped: still never freed, but
+/// reachable, so a leak checker tells them from real leaks.
+std::vector<const DispatchChainState*>& retired() {
+  static auto* snapshots = new std::vector<const DispatchChainState*>();
+  return *snapshots;
+}
+
+void publish(DispatchChainState* next) { retired().push_back(current().exchange(next, std::memory_order_acq_rel)); }
 
 }  // namespace
 
@@ -68,9 +75,7 @@ std::vector<std::string> names() {
   return out;
 }
 
-std::vector<Tensor> run(const OpCall& call) {
-  return DispatchNext(current().load(std::memory_order_acquire), 0)(call);
-}
+std::vector<Tensor> run(const OpCall& call) { return DispatchNext(current().load(std::memory_order_acquire), 0)(call); }
 
 }  // namespace dispatch_chain
 }  // namespace ingot

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "ingot/base/error.h"
 #include "ingot/plugin/sdk.h"
@@ -39,6 +40,9 @@ std::string rejection(const ingot_device_table& device, const ingot_compute_tabl
     copy->compute = compute;
     b = copy;
   }
+  // Backend tables live for the process (sdk.h), rejected ones too: kept reachable, never freed.
+  static auto* kept = new std::vector<const ingot_backend*>();
+  kept->push_back(b);
   try {
     BackendRegistry::instance().add(b, "bad_plugin");
   } catch (const PluginError& e) {
