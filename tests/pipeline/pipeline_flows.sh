@@ -16,6 +16,16 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # The losses of train_step lines, one "step loss" pair per line.
 losses() { grep '"event":"train_step"' "$1" | sed -E 's/.*"step":([0-9]+).*"loss":([^,}]+).*/\1 \2/'; }
 
+# Wait (polling every $3 seconds, 1000 times at most) until metrics file $1 holds $2 train_step lines.
+wait_for_steps() {
+  local n
+  for _ in $(seq 1 1000); do
+    n=$(grep -c '"event":"train_step"' "$1" 2>/dev/null || true)
+    [ "${n:-0}" -ge "$2" ] && return
+    sleep "$3"
+  done
+}
+
 case "$flow" in
 files)
   "$ingot" run tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work" > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "run failed"; }
@@ -131,11 +141,7 @@ resume_int|resume_term|resume_hup)
   "$ingot" run $cfg --runs-dir "$work/b" > "$work/b1.txt" 2>&1 &
   pid=$!
   # Interrupt mid-epoch: once a third of the steps are logged.
-  for _ in $(seq 1 600); do
-    n=$(losses "$work/b/slow_cnn/metrics.jsonl" 2>/dev/null | wc -l || true)
-    [ "${n:-0}" -ge $((total / 3)) ] && break
-    sleep 0.1
-  done
+  wait_for_steps "$work/b/slow_cnn/metrics.jsonl" $((total / 3)) 0.1
   kill -$sig $pid
   set +e; wait $pid; code=$?; set -e
   [ $code -eq $want ] || { cat "$work/b1.txt"; fail "interrupted run exit $code, expected $want"; }
@@ -158,11 +164,7 @@ resume_kill)
   total=$(losses "$work/a/slow_cnn/metrics.jsonl" | wc -l)
   "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/b" > "$work/b1.txt" 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do
-    n=$(losses "$work/b/slow_cnn/metrics.jsonl" 2>/dev/null | wc -l || true)
-    [ "${n:-0}" -ge $((total / 3)) ] && break
-    sleep 0.1
-  done
+  wait_for_steps "$work/b/slow_cnn/metrics.jsonl" $((total / 3)) 0.1
   kill -9 $pid
   set +e; wait $pid; set -e
   # keep_last: exactly 2 after a whole run; 3 at most when the kill lands between a save and the
@@ -185,11 +187,7 @@ resume_adamw)
   per_epoch=$(grep -c '"event":"train_step","epoch":1,' "$work/a/adamw_resume/metrics.jsonl")
   "$ingot" run $cfg --runs-dir "$work/b" > "$work/b1.txt" 2>&1 &
   pid=$!
-  for _ in $(seq 1 1000); do
-    n=$(grep -c '"event":"train_step"' "$work/b/adamw_resume/metrics.jsonl" 2>/dev/null || true)
-    [ "${n:-0}" -ge $((total / 3)) ] && break
-    sleep 0.02
-  done
+  wait_for_steps "$work/b/adamw_resume/metrics.jsonl" $((total / 3)) 0.02
   kill -INT $pid
   set +e; wait $pid; code=$?; set -e
   [ $code -eq 130 ] || { cat "$work/b1.txt"; fail "interrupted run exit $code, expected 130"; }
