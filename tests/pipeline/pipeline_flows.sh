@@ -3,7 +3,7 @@
 # never-overwrite rule, --force, init_from, and resume after SIGINT / SIGTERM matching an
 # uninterrupted run (SGD with momentum; AdamW under a warm-up), and the memory check before a run.
 # Usage: pipeline_flows.sh INGOT_BINARY FLOW   (FLOW: files | refuse | resume_changed | init_from |
-#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill | resume_adamw | resources)
+#        torch_init_from | resume_int | resume_term | resume_hup | resume_kill | kill_loop | resume_adamw | resources)
 set -euo pipefail
 ingot=$1
 flow=$2
@@ -176,6 +176,35 @@ resume_kill)
   diff <(losses "$work/a/slow_cnn/metrics.jsonl") <(losses "$work/b/slow_cnn/metrics.jsonl") > "$work/diff.txt" ||
     { head -20 "$work/diff.txt"; fail "resumed losses differ from the uninterrupted run"; }
   echo "killed after a third of $total steps; resumed from a step checkpoint, losses equal"
+  ;;
+kill_loop)
+  # SIGKILL again and again at moments spread over start-up, training and saving (up to 12 kills, each
+  # resumed; a kill before the first checkpoint starts the run over): the finished run's losses
+  # and weights equal an uninterrupted run's bit for bit.
+  cfg=tests/pipeline/configs/slow_cnn.yaml
+  ck=(--set train.checkpoint.every_steps=3 --set train.checkpoint.keep_last=2 --set train.epochs=10)
+  "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/a" > "$work/a.txt" 2>&1 || { cat "$work/a.txt"; fail "uninterrupted run failed"; }
+  kills=0
+  for delay in 0.05 0.6 0.3 0.9 0.15 0.45 0.7 0.2 0.5 0.35 0.8 0.25; do
+    mode=()
+    [ -e "$work/b/slow_cnn/checkpoints/latest" ] && mode=(--resume)
+    [ -e "$work/b/slow_cnn" ] && [ ${#mode[@]} -eq 0 ] && mode=(--force)
+    "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/b" "${mode[@]}" > "$work/b.txt" 2>&1 &
+    pid=$!
+    sleep $delay
+    kill -9 $pid 2>/dev/null && kills=$((kills + 1))
+    set +e; wait $pid; set -e
+    [ -e "$work/b/slow_cnn/summary.json" ] && grep -q '"status":"completed"' "$work/b/slow_cnn/summary.json" && break
+  done
+  if ! grep -qs '"status":"completed"' "$work/b/slow_cnn/summary.json"; then
+    "$ingot" run $cfg "${ck[@]}" --runs-dir "$work/b" --resume > "$work/b.txt" 2>&1 || { cat "$work/b.txt"; fail "final resume failed"; }
+  fi
+  diff <(losses "$work/a/slow_cnn/metrics.jsonl") <(losses "$work/b/slow_cnn/metrics.jsonl") > "$work/diff.txt" ||
+    { head -20 "$work/diff.txt"; fail "after $kills kills the losses differ from the uninterrupted run"; }
+  cmp "$work/a/slow_cnn/model.safetensors" "$work/b/slow_cnn/model.safetensors" ||
+    fail "after $kills kills the weights differ from the uninterrupted run's"
+  [ -z "$(find "$work/b" -name '*.tmp*')" ] || fail "temporary files left: $(find "$work/b" -name '*.tmp*')"
+  echo "$kills SIGKILLs, each resumed: losses and weights equal the uninterrupted run's"
   ;;
 resume_adamw)
   # AdamW under a warm-up, interrupted (SIGINT) mid-epoch inside the warm-up and resumed: the losses
