@@ -203,7 +203,7 @@ kill_loop)
     { head -20 "$work/diff.txt"; fail "after $kills kills the losses differ from the uninterrupted run"; }
   cmp "$work/a/slow_cnn/model.safetensors" "$work/b/slow_cnn/model.safetensors" ||
     fail "after $kills kills the weights differ from the uninterrupted run's"
-  [ -z "$(find "$work/b" -name '*.tmp*')" ] || fail "temporary files left: $(find "$work/b" -name '*.tmp*')"
+  [ -z "$(find "$work/b/slow_cnn" -name '*.tmp*')" ] || fail "temporary files left: $(find "$work/b/slow_cnn" -name '*.tmp*')"
   echo "$kills SIGKILLs, each resumed: losses and weights equal the uninterrupted run's"
   ;;
 resume_adamw)
