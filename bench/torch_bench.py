@@ -3,11 +3,14 @@
     /usr/bin/python3 bench/torch_bench.py CONFIG.yaml [--json] [--warmup N] [--steps N] [--repeat R]
         [--batch-size B] [--infer-batch B] [--latency-iters N] [--threads T[,T...]]
         [--init FILE.safetensors] [--set key=value ...] [--parts train,inference,latency]
+        [--device cpu|cuda] [--tf32 default|off|on]
 
-Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet, train.optimizer,
-train.loss, clipping, data.batch_size / eval_batch_size), builds the torch.nn model whose
-state_dict names are Ingot's (tests/golden/make_nn.py), loads `--init` (the file
-`ingot bench --save-init` wrote) strictly, and measures on random in-memory data:
+Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet or a `layers:` list,
+train.optimizer, train.loss, clipping, data.batch_size / eval_batch_size), builds the torch.nn
+model whose state_dict names are Ingot's (tests/golden/make_nn.py, bench/torch_layers.py), loads
+`--init` (the file `ingot bench --save-init` wrote) strictly, and measures on random data in
+memory on --device (cuda: model and data on the GPU, cudnn.benchmark on, TF32 as --tf32 says,
+every timed block ends with torch.cuda.synchronize(); a python whose torch has no CUDA exits 3):
   train      warm-up steps, then `repeat` blocks of `steps` steps (zero_grad, forward,
              cross-entropy, backward, optimizer step); one images/s and ms/step value per block
   inference  eval mode under torch.inference_mode at infer-batch, the same warm-up / blocks
@@ -35,12 +38,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "golden"))
 import make_nn  # noqa: E402  (the torch.nn twins of Ingot's presets)
 import st_io  # noqa: E402
+import torch_layers  # noqa: E402
 
 PARTS = ("train", "inference", "latency")
 
 
 class BenchError(Exception):
-    pass
+    exit_code = 2
+
+
+class NoDevice(BenchError):
+    """The requested device is not usable here (exit 3, like `ingot` without a required backend)."""
+    exit_code = 3
 
 
 def apply_set(cfg, item):
@@ -70,10 +79,14 @@ def load_config(path, sets):
 def model_spec(cfg, path):
     """The model section with input_shape resolved the way Ingot's model builder does."""
     m = dict(cfg.get("model") or {})
+    if "layers" in m and "preset" not in m:
+        if not m.get("input_shape"):
+            raise BenchError("%s: a model.layers list needs model.input_shape" % path)
+        m["preset"] = "layers"
+        return m, None
     kind = m.get("preset")
     if kind not in ("mlp", "simple_cnn", "resnet"):
-        raise BenchError("%s: model.preset must be mlp, simple_cnn or resnet (layers lists are not supported here)"
-                         % path)
+        raise BenchError("%s: model.preset must be mlp, simple_cnn or resnet, or give model.layers" % path)
     if kind == "mlp":
         sizes = m.get("sizes")
         if not sizes or len(sizes) < 2:
@@ -116,12 +129,15 @@ def summary(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def timed_blocks(fn, warmup, steps, repeat, target_s=0.0):
+def timed_blocks(fn, warmup, steps, repeat, target_s=0.0, sync=None):
     """Seconds per call of each of `repeat` blocks of `steps` calls, after `warmup` calls. With
-    target_s (bench/compare's sweep), a block has about target_s seconds of calls, at most steps."""
+    target_s (bench/compare's sweep), a block has about target_s seconds of calls, at most steps.
+    `sync` (a GPU's wait) runs before the clock starts and before it is read at a block's end."""
+    sync = sync or (lambda: None)
     t0 = time.perf_counter()
     for _ in range(max(warmup, 1 if target_s else 0)):
         fn()
+    sync()
     if target_s:
         per_call = (time.perf_counter() - t0) / max(warmup, 1)
         steps = max(1, min(steps, round(target_s / max(per_call, 1e-9))))
@@ -130,6 +146,7 @@ def timed_blocks(fn, warmup, steps, repeat, target_s=0.0):
         t0 = time.perf_counter()
         for _ in range(steps):
             fn()
+        sync()
         out.append((time.perf_counter() - t0) / steps)
     return out
 
@@ -176,6 +193,34 @@ def runtime_info():
             "env": {k: os.environ[k] for k in keys if k in os.environ}}
 
 
+# --tf32: (convolutions, matmuls) may use TF32. "default" is PyTorch's default and the cuda
+# plugin's (INGOT_CUDA_CONV_TF32=1, INGOT_CUDA_MATMUL_TF32=0).
+TF32 = {"default": (True, False), "off": (False, False), "on": (True, True)}
+
+
+def cuda_device(tf32):
+    """torch.device("cuda") set up as bench/compare compares it: cuDNN autotuning on, TF32 in
+    convolutions and matmuls as TF32[tf32] says; NoDevice when this torch cannot use a GPU."""
+    if not torch.cuda.is_available():
+        raise NoDevice("%s: torch %s sees no CUDA device (CUDA build: %s); run it with a python whose PyTorch has "
+                       "CUDA on a machine with an NVIDIA GPU" % (sys.executable, torch.__version__, torch.version.cuda))
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = TF32[tf32]
+    return torch.device("cuda")
+
+
+def build_model(spec, classes):
+    """(model, classes) for a model spec: a preset (make_nn; `classes` from model_spec) or a layers
+    list (torch_layers; its output's last dimension)."""
+    if spec["preset"] != "layers":
+        return make_nn.torch_model(spec), classes
+    try:
+        model, out_shape = torch_layers.build(spec["layers"], spec["input_shape"])
+    except (torch_layers.LayersError, RuntimeError) as e:
+        raise BenchError("model.layers: %s" % e)
+    return model, out_shape[-1]
+
+
 def bench(path, init, args, threads):
     cfg = load_config(path, args.set)
     spec, classes = model_spec(cfg, path)
@@ -184,23 +229,26 @@ def bench(path, init, args, threads):
     infer_batch = args.infer_batch
     torch.set_num_threads(threads)
     torch.manual_seed(cfg.get("seed", 0))
-    model = make_nn.torch_model(spec)
+    device = cuda_device(args.tf32) if args.device == "cuda" else torch.device("cpu")
+    sync = torch.cuda.synchronize if device.type == "cuda" else None
+    model, classes = build_model(spec, classes)
     if init:
         state, _ = st_io.load_file(init)
         try:
             model.load_state_dict(state, strict=True)
         except RuntimeError as e:
             raise BenchError("%s: does not match the model of %s: %s" % (init, path, str(e).splitlines()[0]))
+    model.to(device)
     opt = make_optimizer(model, train.get("optimizer"), path)
     smoothing = (train.get("loss") or {}).get("label_smoothing", 0.0)
     clip_norm, clip_value = train.get("clip_grad_norm"), train.get("clip_grad_value")
     shape = tuple(spec["input_shape"])
-    x, y = torch.randn(batch, *shape), torch.randint(0, classes, (batch,))
+    x, y = torch.randn(batch, *shape, device=device), torch.randint(0, classes, (batch,), device=device)
     parts = set(args.parts.split(","))
     out = {"framework": "pytorch", "version": torch.__version__, "config": path, "model": spec["preset"],
            "params": sum(p.numel() for p in model.parameters()), "dtype": "f32", "threads": threads,
            "batch_size": batch, "infer_batch": infer_batch, "warmup": args.warmup, "steps": args.steps,
-           "repeat": args.repeat, "train": None, "inference": None, "latency_b1_ms": None}
+           "repeat": args.repeat, "device": str(device), "train": None, "inference": None, "latency_b1_ms": None}
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -213,33 +261,45 @@ def bench(path, init, args, threads):
             torch.nn.utils.clip_grad_value_(model.parameters(), clip_value)
         opt.step()
 
+    peak_allocated = None
     if "train" in parts:
         model.train()
-        secs = timed_blocks(step, args.warmup, args.steps, args.repeat, args.target_seconds)
+        if device.type == "cuda":  # from the first timed step on, as `ingot bench` counts it
+            for _ in range(args.warmup):
+                step()
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        secs = timed_blocks(step, 0 if device.type == "cuda" else args.warmup, args.steps, args.repeat,
+                            args.target_seconds, sync)
+        if device.type == "cuda":
+            peak_allocated = torch.cuda.max_memory_allocated()
         out["train"] = {"images_per_s": summary([batch / s for s in secs]),
                         "ms_per_step": summary([1e3 * s for s in secs])}
     model.eval()
     with torch.inference_mode():
         if "inference" in parts:
-            xi = torch.randn(infer_batch, *shape)
-            secs = timed_blocks(lambda: model(xi), args.warmup, args.steps, args.repeat, args.target_seconds)
+            xi = torch.randn(infer_batch, *shape, device=device)
+            secs = timed_blocks(lambda: model(xi), args.warmup, args.steps, args.repeat, args.target_seconds, sync)
             out["inference"] = {"images_per_s": summary([infer_batch / s for s in secs]),
                                 "ms_per_batch": summary([1e3 * s for s in secs])}
         if "latency" in parts:
-            x1 = torch.randn(1, *shape)
+            x1 = torch.randn(1, *shape, device=device)
             ms = sorted(1e3 * s for s in timed_blocks(lambda: model(x1), max(args.warmup, 1), 1,
-                                                        args.repeat * args.latency_iters))
+                                                        args.repeat * args.latency_iters, sync=sync))
             out["latency_b1_ms"] = {"median": statistics.median(ms), "p90": ms[max(0, -(-9 * len(ms) // 10) - 1)]}
-    out["memory"] = {"peak_allocated_bytes": None,
+    out["memory"] = {"peak_allocated_bytes": peak_allocated,
                      "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                      "train_cache_hit_rate": None}
     out["runtime"] = runtime_info()
+    if device.type == "cuda":
+        out["runtime"]["cuda"] = {"device": torch.cuda.get_device_name(), "cuda": torch.version.cuda,
+                                  "cudnn": torch.backends.cudnn.version(), "cudnn_benchmark": True, "tf32": args.tf32}
     return out
 
 
 def print_human(r):
-    print("%s (%s, %d params, %d threads, torch %s)" % (r["config"], r["model"], r["params"], r["threads"],
-                                                       r["version"]))
+    print("%s (%s, %d params, %d threads, torch %s, %s)" % (r["config"], r["model"], r["params"], r["threads"],
+                                                           r["version"], r["device"]))
     if r["train"]:
         t = r["train"]
         print("  train      batch %4d: %9.1f images/s (min %.1f, max %.1f), %.2f ms/step"
@@ -277,6 +337,10 @@ def main(argv):
     ap.add_argument("--target-seconds", type=float, default=0.0,
                     help="sweep mode: about this long per timed block (--steps is then the maximum)")
     ap.add_argument("--parts", default=",".join(PARTS), help="which of train,inference,latency to run")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where model and data live (default cpu)")
+    ap.add_argument("--tf32", choices=sorted(TF32), default="default",
+                    help="cuda: TF32 in f32 convolutions and matmuls: default (convolutions only, PyTorch's "
+                    "default), off, on")
     args = ap.parse_args(argv)
     for name in ("warmup", "steps", "repeat", "latency_iters"):
         if getattr(args, name) < (0 if name == "warmup" else 1):
@@ -306,4 +370,4 @@ if __name__ == "__main__":
         sys.exit(main(sys.argv[1:]))
     except BenchError as e:
         print("torch_bench.py: error: %s" % e, file=sys.stderr)
-        sys.exit(2)
+        sys.exit(e.exit_code)
