@@ -1,8 +1,12 @@
-// The cuda plugin's caching allocator on a GPU, tested directly: reuse, stats, empty_cache and the
-// out-of-memory message (asking for more than the device holds). Skipped without a GPU.
+// The cuda plugin's caching allocator on a GPU, tested directly: reuse, stats, empty_cache, the
+// out-of-memory message (asking for more than the device holds) and a block used on a second
+// stream. Skipped without a GPU (test_caching_allocator_host.cpp covers the bookkeeping anywhere).
 #include <catch2/catch.hpp>
 
 #include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <thread>
 
 #include "caching_allocator.h"
 #include "ingot/plugin/sdk.h"
@@ -79,6 +83,69 @@ TEST_CASE("cuda allocator: out of memory empties the cache, retries, then explai
     alloc.release(p);
   }
   cudaStreamDestroy(s);
+}
+
+// Holds a stream at a host function until released, so work queued behind it is certainly pending.
+class StreamGate {
+ public:
+  explicit StreamGate(cudaStream_t s) {
+    ok_ = cudaLaunchHostFunc(
+              s,
+              [](void* open) {
+                while (!static_cast<std::atomic<bool>*>(open)->load()) std::this_thread::yield();
+              },
+              &open_) == cudaSuccess;
+  }
+  ~StreamGate() { open(); }
+  StreamGate(const StreamGate&) = delete;
+  StreamGate& operator=(const StreamGate&) = delete;
+  bool ok() const { return ok_; }
+  void open() { open_.store(true); }
+
+ private:
+  std::atomic<bool> open_{false};
+  bool ok_ = false;
+};
+
+TEST_CASE("cuda allocator: a block used on a second stream is reused only after that stream's work",
+          "[cuda][allocator]") {
+  if (!have_gpu()) return;
+  cudaStream_t compute = nullptr, side = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess);
+  {
+    CachingAllocator alloc(0, compute);
+    constexpr size_t kBytes = size_t(1) << 20;
+    void* p = alloc.allocate(kBytes);
+    {
+      StreamGate gate(side);  // opened at scope end even if a check below fails
+      CHECK(gate.ok());
+      CHECK(cudaMemsetAsync(p, 0, kBytes, side) == cudaSuccess);  // queued behind the gate
+      alloc.record_stream(p, side);
+      alloc.release(p);
+      CHECK(alloc.stats().pending_blocks == 1);
+      void* q = alloc.allocate(kBytes);  // the memset on `side` may still write `p`
+      CHECK(q != p);
+      alloc.release(q);
+      gate.open();
+      CHECK(cudaStreamSynchronize(side) == cudaSuccess);
+    }
+    void* r = alloc.allocate(kBytes);  // the event completed: `p` (or `q`) is free again
+    void* t = alloc.allocate(kBytes);
+    CHECK((r == p || t == p));
+    CHECK(alloc.stats().pending_blocks == 0);
+    alloc.release(r);
+    alloc.release(t);
+    // Blocks of the side stream serve the side stream only.
+    void* s1 = alloc.allocate(kBytes, side, BlockUse::User);
+    alloc.release(s1);
+    CHECK(alloc.allocate(kBytes, side, BlockUse::User) == s1);
+    alloc.release(s1);
+    alloc.empty_cache();
+    CHECK(alloc.stats().reserved == 0);
+  }
+  cudaStreamDestroy(side);
+  cudaStreamDestroy(compute);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // ConvEngine: the seam between the CUDA backend and cuDNN's convolutions. Today's engine uses the
 // legacy (deprecated in cuDNN 9) descriptor API in conv_engine_legacy.cpp; a graph-API engine can
-// replace it without touching the backend. Algorithms are found once per plan key and cached.
+// replace it without touching the backend. Algorithms are ranked once per plan key and cached.
 #pragma once
 
 #include <memory>
@@ -17,7 +17,7 @@ class ConvEngine {
   virtual bool supports(const sdk::OpCall& call) const = 0;
   virtual void run(const sdk::OpCall& call, cudaStream_t stream) = 0;
   virtual void cache_stats(ingot_plan_cache_stats& stats) const = 0;
-  /// The cuDNN algorithm of the last plan built, e.g. "cudnn:fwd_algo_1".
+  /// The cuDNN algorithm of the last call, e.g. "cudnn_legacy:algo_1".
   virtual const char* last_algo() const = 0;
 };
 

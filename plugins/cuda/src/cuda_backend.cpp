@@ -1,5 +1,9 @@
-// CudaBackend, compute side: routing by op family, per-device state, plan cache stats.
+// CudaBackend, compute side: routing by op family, per-device state, plan cache stats, and the
+// INGOT_CUDA_SYNC check after each op.
 #include "cuda_backend.h"
+
+#include <cstdlib>
+#include <string>
 
 #include "cuda_check.h"
 #include "kernels.h"
@@ -100,7 +104,9 @@ bool on_one_device(const sdk::OpCall& c, int32_t device) {
 }  // namespace
 
 CudaBackend::CudaBackend(int32_t device_count)
-    : count_(device_count), states_(std::make_unique<std::atomic<DeviceState*>[]>(static_cast<size_t>(device_count))) {
+    : count_(device_count),
+      states_(std::make_unique<std::atomic<DeviceState*>[]>(static_cast<size_t>(device_count))),
+      sync_each_op_(sync_after_each_op(std::getenv("INGOT_CUDA_SYNC"))) {
   for (int32_t i = 0; i < count_; ++i) states_[i].store(nullptr);
 }
 
@@ -137,15 +143,45 @@ bool CudaBackend::supports(const sdk::OpCall& call) {
 
 void CudaBackend::execute(const sdk::OpCall& call, const ingot_exec_context& ctx) {
   if (!supports(call))
-    throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cuda: this call of op " + std::to_string(call.op) +
+    throw sdk::Failure(INGOT_ERR_UNSUPPORTED, std::string("cuda: this call of ") + op_name(call.op) +
                                                   " is not supported (dtype, layout or device)");
   const int32_t dev = call.device_index();
   DeviceState& state = device(dev);
   last_device_.store(dev, std::memory_order_relaxed);
   const cudaStream_t stream = state.ctx.stream_for(&ctx);
-  if (is_matmul(call.op)) return matmul_run(call, state.ctx, stream);
-  if (is_conv(call.op)) return state.conv->run(call, stream);
-  family_of(call.op).run(call, Launch{stream, &state.ctx.allocator(), state.ctx.props().multiProcessorCount});
+  // Tensors live in blocks of the compute stream: work on a side stream marks them, so a block freed
+  // meanwhile is reused only once that work is done.
+  if (stream != state.ctx.stream()) record_stream(call, state, stream);
+  if (is_matmul(call.op)) {
+    matmul_run(call, state.ctx, stream);
+  } else if (is_conv(call.op)) {
+    state.conv->run(call, stream);
+  } else {
+    // Scratch for this stream: released at the end of the call, reused only by later work on it.
+    StreamMemory scratch(state.ctx.allocator(), stream);
+    family_of(call.op).run(call, Launch{stream, &scratch, state.ctx.props().multiProcessorCount, &state.errors});
+  }
+  if (sync_each_op_) finish_op(call.op, dev, state, stream);
+}
+
+void CudaBackend::record_stream(const sdk::OpCall& call, DeviceState& state, cudaStream_t stream) {
+  for (int i = 0; i < call.n_in; ++i)
+    if (call.in[i].device_kind == INGOT_DEVICE_CUDA && call.in[i].data != nullptr)
+      state.ctx.allocator().record_stream(call.in[i].data, stream);
+  for (int i = 0; i < call.n_out; ++i)
+    if (call.out[i].device_kind == INGOT_DEVICE_CUDA && call.out[i].data != nullptr)
+      state.ctx.allocator().record_stream(call.out[i].data, stream);
+}
+
+void CudaBackend::finish_op(int32_t op, int32_t dev, DeviceState& state, cudaStream_t stream) {
+  const cudaError_t e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw sdk::Failure(INGOT_ERR_RUNTIME, std::string("cuda: ") + op_name(op) + " failed on cuda:" +
+                                              std::to_string(dev) + ": " + cudaGetErrorName(e) + ": " +
+                                              cudaGetErrorString(e) + " (found right after the op, INGOT_CUDA_SYNC=1)");
+  }
+  state.errors.check(true);
 }
 
 // The sum over the devices in use (each has its own conv engine and plan cache).

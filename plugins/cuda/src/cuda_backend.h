@@ -1,7 +1,8 @@
 // CudaBackend: the backend "cuda" (device kind CUDA) serving every visible GPU. Its compute side
 // routes each op by family (own kernels, cuBLASLt matmul, cuDNN convolution) on the device the
 // descriptors name; its device side serves memory, copies, streams and events per device. Each
-// GPU has its own DeviceState (stream, handles, caching allocator, conv engine), made on first use.
+// GPU has its own DeviceState (stream, handles, caching allocator, conv engine, error record),
+// made on first use. Errors kernels report are raised at the device's synchronization points.
 #pragma once
 
 #include <atomic>
@@ -10,20 +11,24 @@
 
 #include "conv_engine.h"
 #include "device_context.h"
+#include "device_errors.h"
 #include "ingot/plugin/sdk.h"
 
 namespace ingot::cuda {
 
-/// One GPU: its context (compute stream, library handles, caching allocator) and conv engine.
+/// One GPU: its context (compute stream, library handles, caching allocator), conv engine and
+/// the record its kernels report errors into.
 struct DeviceState {
-  explicit DeviceState(int device) : ctx(device), conv(make_legacy_conv_engine(ctx)) {}
+  explicit DeviceState(int device) : ctx(device), conv(make_legacy_conv_engine(ctx)), errors(device) {}
   DeviceContext ctx;
   std::unique_ptr<ConvEngine> conv;
+  DeviceErrors errors;
 };
 
 class CudaBackend final : public sdk::ComputeImpl, public sdk::DeviceImpl {
  public:
-  /// Serves devices 0 .. device_count - 1 (cudaGetDeviceCount); creates no context yet.
+  /// Serves devices 0 .. device_count - 1 (cudaGetDeviceCount); creates no context yet. Reads
+  /// INGOT_CUDA_SYNC once: when set, every op is synchronized and checked before execute returns.
   explicit CudaBackend(int32_t device_count);
   ~CudaBackend() override;
 
@@ -66,11 +71,16 @@ class CudaBackend final : public sdk::ComputeImpl, public sdk::DeviceImpl {
 
  private:
   void wait_for_owner(const void* ptr, int32_t dev);
+  /// INGOT_CUDA_SYNC=1: waits for the op and raises what it left (a fault, a reported error).
+  /// Marks the call's device tensors as used on side stream `stream` (CachingAllocator::record_stream).
+  static void record_stream(const sdk::OpCall& call, DeviceState& state, cudaStream_t stream);
+  void finish_op(int32_t op, int32_t dev, DeviceState& state, cudaStream_t stream);
 
   int32_t count_;
   std::unique_ptr<std::atomic<DeviceState*>[]> states_;
   std::mutex create_mu_;
   std::atomic<int32_t> last_device_{0};  // whose conv engine impl_name reports
+  const bool sync_each_op_;
 };
 
 }  // namespace ingot::cuda

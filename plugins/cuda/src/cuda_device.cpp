@@ -1,6 +1,8 @@
 // CudaBackend, device side: memory from each device's caching allocator, copies on its compute
 // stream (or a side stream), pinned host memory (portable), synchronize, the stream's handle,
 // timing events, side streams and allocator stats. Every call first makes its device current (CudaBackend::device).
+// The calls that wait for the device (synchronize, a copy to the host, event waits) then raise an
+// error a kernel reported (an index out of range) since the last check.
 #include <string>
 
 #include "cuda_backend.h"
@@ -34,9 +36,14 @@ void CudaBackend::free(int32_t dev, void* ptr) { device(dev).ctx.allocator().rel
 void CudaBackend::copy(int32_t dev, void* dst, int32_t dst_kind, const void* src, int32_t src_kind, size_t bytes,
                        const ingot_exec_context* ctx, bool async) {
   if (bytes == 0) return;
-  const cudaStream_t stream = device(dev).ctx.stream_for(ctx);
+  DeviceState& state = device(dev);
+  const cudaStream_t stream = state.ctx.stream_for(ctx);
   const bool to_host = dst_kind == INGOT_DEVICE_CPU, from_host = src_kind == INGOT_DEVICE_CPU;
   if (!to_host && !from_host) wait_for_owner(src, dev);
+  if (stream != state.ctx.stream()) {  // a side-stream copy: its device buffers wait for it before reuse
+    if (!to_host) state.ctx.allocator().record_stream(dst, stream);
+    if (!from_host) state.ctx.allocator().record_stream(const_cast<void*>(src), stream);
+  }
   // Device to device goes through unified addressing, so the two may be different GPUs.
   const cudaMemcpyKind kind = to_host ? (from_host ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
                                       : (from_host ? cudaMemcpyHostToDevice : cudaMemcpyDefault);
@@ -50,7 +57,9 @@ void CudaBackend::copy(int32_t dev, void* dst, int32_t dst_kind, const void* src
     wait = cudaPointerGetAttributes(&attr, src) == cudaSuccess && attr.type == cudaMemoryTypeHost;
     (void)cudaGetLastError();
   }
-  if (wait) INGOT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (!wait) return;
+  INGOT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  state.errors.check(false);
 }
 
 // Portable: usable for copies to every device of the process, not only `dev`.
@@ -74,7 +83,11 @@ void CudaBackend::host_free_pinned(int32_t, void* ptr) {
   (void)cudaGetLastError();
 }
 
-void CudaBackend::synchronize(int32_t dev) { INGOT_CUDA_CHECK(cudaStreamSynchronize(device(dev).ctx.stream())); }
+void CudaBackend::synchronize(int32_t dev) {
+  DeviceState& state = device(dev);
+  INGOT_CUDA_CHECK(cudaStreamSynchronize(state.ctx.stream()));
+  state.errors.check(false);
+}
 
 void* CudaBackend::native_stream(int32_t dev) { return device(dev).ctx.stream(); }
 
@@ -90,8 +103,9 @@ void CudaBackend::event_record(int32_t dev, void* event, const ingot_exec_contex
 }
 
 void CudaBackend::event_synchronize(int32_t dev, void* event) {
-  device(dev);
+  DeviceState& state = device(dev);
   INGOT_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+  state.errors.check(false);
 }
 
 double CudaBackend::event_elapsed_ms(int32_t dev, void* start, void* end) {

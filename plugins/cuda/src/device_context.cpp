@@ -68,13 +68,9 @@ cudnnHandle_t DeviceContext::cudnn() {
   return dnn_;
 }
 
-void* DeviceContext::matmul_workspace(size_t& bytes) {
+void* DeviceContext::matmul_workspace() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (lt_workspace_ == nullptr) {
-    lt_workspace_bytes_ = size_t(32) << 20;
-    lt_workspace_ = allocator_.allocate(lt_workspace_bytes_);
-  }
-  bytes = lt_workspace_bytes_;
+  if (lt_workspace_ == nullptr) lt_workspace_ = allocator_.allocate(kMatmulWorkspaceBytes, stream_, BlockUse::Internal);
   return lt_workspace_;
 }
 

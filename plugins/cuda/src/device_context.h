@@ -1,9 +1,8 @@
-// DeviceContext: one GPU's compute stream, library handles (cuBLAS, cuBLASLt, cuDNN, created on
-// first use) and caching allocator. Every op and copy of the backend runs on the compute stream.
+// DeviceContext: one GPU's compute stream, library handles (cuBLASLt, cuDNN, created on first use)
+// and caching allocator. Ops and copies run on the compute stream unless core names another one.
 #pragma once
 
 #include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
@@ -34,8 +33,12 @@ class DeviceContext {
 
   cublasLtHandle_t cublaslt();
   cudnnHandle_t cudnn();
-  /// cuBLASLt's workspace: one block kept for the process (32 MiB, as cuBLAS recommends on Hopper).
-  void* matmul_workspace(size_t& bytes);
+  /// cuBLASLt's workspace size: 32 MiB, as cuBLAS recommends on Hopper.
+  static constexpr size_t kMatmulWorkspaceBytes = size_t(32) << 20;
+  /// The compute stream's cuBLASLt workspace (kMatmulWorkspaceBytes), an internal block kept for
+  /// the process. Work on another stream takes its own from StreamMemory: sharing one workspace
+  /// across streams would let two matmuls overwrite each other's.
+  void* matmul_workspace();
 
  private:
   int device_;
@@ -46,7 +49,6 @@ class DeviceContext {
   cublasLtHandle_t lt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   void* lt_workspace_ = nullptr;
-  size_t lt_workspace_bytes_ = 0;
 };
 
 /// "NVIDIA H200 (sm_90, 139.8 GiB)" for device `device`, without creating its context.

@@ -1,5 +1,5 @@
 // DeviceMemory: the allocator interface kernels and engines take their scratch from, and Scratch,
-// a block held for one call (released to the cache, stream-ordered, when the call returns).
+// a block held for one call (released to the cache when the call returns).
 #pragma once
 
 #include <cstddef>
@@ -11,11 +11,13 @@ class DeviceMemory {
   virtual ~DeviceMemory() = default;
   /// Device memory of at least `bytes` (never NULL; throws sdk::Failure on exhaustion).
   virtual void* allocate(size_t bytes) = 0;
+  /// Never throws: Scratch releases in its destructor.
   virtual void release(void* ptr) = 0;
 };
 
-/// Scratch memory for one op: safe to release at scope end because every op runs on the one
-/// compute stream, so later users of the block are ordered after this op's kernels.
+/// Scratch memory for one op: safe to release at scope end when `mem` allocates for the stream the
+/// op's kernels run on (StreamMemory), because the cache hands the block only to later work on that
+/// same stream, which is ordered after this op's kernels.
 class Scratch {
  public:
   Scratch(DeviceMemory& mem, size_t bytes) : mem_(mem), ptr_(bytes > 0 ? mem.allocate(bytes) : nullptr) {}

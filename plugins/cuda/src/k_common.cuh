@@ -1,5 +1,6 @@
 // Device-side helpers shared by the kernel families: dtype dispatch, conversions (f16/bf16
-// compute in float), strided/broadcast offsets over up to 8 dims, and grid-stride launch sizes.
+// compute in float), broadcast strides (offsets: Indexer in index_math.h), 16-byte packs and
+// grid-stride launch sizes.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "index_math.h"
 #include "kernels.h"
 
 namespace ingot::cuda {
@@ -66,26 +68,6 @@ __device__ __forceinline__ T load_as(const void* p, int32_t dtype, int64_t i) {
   }
 }
 
-/// Shape of the iteration space and each operand's strides over it (0 = broadcast).
-template <int N>
-struct Indexer {
-  int32_t ndim;
-  int64_t shape[INGOT_MAX_DIMS];
-  int64_t strides[N][INGOT_MAX_DIMS];
-
-  /// Element offsets of logical row-major index i for every operand.
-  __device__ __forceinline__ void offsets(int64_t i, int64_t (&off)[N]) const {
-#pragma unroll
-    for (int k = 0; k < N; ++k) off[k] = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
-      const int64_t c = i % shape[d];
-      i /= shape[d];
-#pragma unroll
-      for (int k = 0; k < N; ++k) off[k] += c * strides[k][d];
-    }
-  }
-};
-
 /// Strides of `in` over `out`'s shape with NumPy broadcasting (aligned right, size-1 dims -> 0).
 inline void broadcast_strides(const ingot_tensor_desc& in, const ingot_tensor_desc& out, int64_t* strides) {
   const int lead = out.ndim - in.ndim;
@@ -114,6 +96,13 @@ Indexer<N> make_indexer(const ingot_tensor_desc& out, const ingot_tensor_desc* c
   return ix;
 }
 
+/// Whether `attrs` holds an attribute struct A (what sdk::attr would throw for): supports()
+/// declines instead of claiming a call that execute() must then refuse.
+template <class A>
+bool has_attr(const void* attrs) {
+  return attrs != nullptr && static_cast<const A*>(attrs)->struct_size >= sizeof(A);
+}
+
 /// Whether every operand walks memory exactly like a contiguous `out` (no broadcast, no gaps).
 template <int N>
 bool all_dense(const Indexer<N>& ix) {
@@ -135,6 +124,17 @@ inline unsigned grid_for(int64_t n, const Launch& l) {
   const int64_t cap = static_cast<int64_t>(l.sm_count > 0 ? l.sm_count : 80) * 8;
   return static_cast<unsigned>(want < 1 ? 1 : (want < cap ? want : cap));
 }
+
+/// Elements of T in one 16-byte access; Pack<T> is that access (one LDG.128 / STG.128).
+template <class T>
+inline constexpr int kPack = static_cast<int>(16 / sizeof(T));
+template <class T>
+struct alignas(16) Pack {
+  T v[kPack<T>];
+};
+
+/// Whether p may be read as Pack<T> (the vectorized contiguous paths need 16-byte alignment).
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 #define INGOT_GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<int64_t>(blockDim.x) * gridDim.x)

@@ -1,6 +1,7 @@
 // Elementwise ops with NumPy broadcasting: unary (NEG .. LOGICAL_NOT), binary arithmetic,
 // comparisons, logical ops, WHERE and RELU_BWD. One kernel per dtype and arity; the op is a uniform
-// runtime switch so that compile time stays small. f16/bf16 compute in float.
+// runtime switch so that compile time stays small. f16/bf16 compute in float. Dims are coalesced
+// first; contiguous 16-byte aligned operands move 16 bytes per access (Pack).
 #include "k_common.cuh"
 
 namespace ingot::cuda {
@@ -97,6 +98,25 @@ __global__ void unary_kernel(int32_t op, T* out, const T* in, Indexer<2> ix, int
   }
 }
 
+// Contiguous operands aligned to 16 bytes: one Pack (16 bytes) per thread and step, then the last
+// n % kPack elements one by one.
+template <class T>
+__global__ void unary_packed_kernel(int32_t op, T* out, const T* in, int64_t n, UnaryAttrs a) {
+  using C = compute_t<T>;
+  const int64_t packs = n / kPack<T>;
+  INGOT_GRID_STRIDE(p, packs) {
+    const Pack<T> x = reinterpret_cast<const Pack<T>*>(in)[p];
+    Pack<T> y;
+#pragma unroll
+    for (int k = 0; k < kPack<T>; ++k) y.v[k] = cvt<T>(unary_op<C>(op, cvt<C>(x.v[k]), a));
+    reinterpret_cast<Pack<T>*>(out)[p] = y;
+  }
+  INGOT_GRID_STRIDE(t, n - packs * kPack<T>) {
+    const int64_t i = packs * kPack<T> + t;
+    out[i] = cvt<T>(unary_op<C>(op, cvt<C>(in[i]), a));
+  }
+}
+
 __global__ void logical_not_kernel(bool* out, const void* in, int32_t in_dtype, Indexer<2> ix, int64_t n) {
   int64_t off[2];
   INGOT_GRID_STRIDE(i, n) {
@@ -153,6 +173,25 @@ __global__ void binary_kernel(int32_t op, T* out, const T* x, const T* y, Indexe
   }
 }
 
+// binary_kernel's contiguous case with 16-byte aligned operands, like unary_packed_kernel.
+template <class T>
+__global__ void binary_packed_kernel(int32_t op, T* out, const T* x, const T* y, int64_t n) {
+  using C = compute_t<T>;
+  const int64_t packs = n / kPack<T>;
+  INGOT_GRID_STRIDE(p, packs) {
+    const Pack<T> a = reinterpret_cast<const Pack<T>*>(x)[p];
+    const Pack<T> b = reinterpret_cast<const Pack<T>*>(y)[p];
+    Pack<T> r;
+#pragma unroll
+    for (int k = 0; k < kPack<T>; ++k) r.v[k] = cvt<T>(binary_op<C>(op, cvt<C>(a.v[k]), cvt<C>(b.v[k])));
+    reinterpret_cast<Pack<T>*>(out)[p] = r;
+  }
+  INGOT_GRID_STRIDE(t, n - packs * kPack<T>) {
+    const int64_t i = packs * kPack<T> + t;
+    out[i] = cvt<T>(binary_op<C>(op, cvt<C>(x[i]), cvt<C>(y[i])));
+  }
+}
+
 template <class T>
 __global__ void compare_kernel(int32_t op, bool* out, const T* x, const T* y, Indexer<3> ix, int64_t n) {
   using C = compute_t<T>;
@@ -199,6 +238,9 @@ bool is_compare(int32_t op) {
 bool unary_supports(const sdk::OpCall& c) {
   if (!all_device_strided(c) || c.n_in != 1 || c.n_out != 1 || !broadcasts_to(c.in[0], c.out[0])) return false;
   const int32_t dt = c.in[0].dtype;
+  // Their attributes are read on the host in unary_run: without them the call is not ours.
+  if (c.op == INGOT_OP_SOFTPLUS && !has_attr<ingot_attr_softplus>(c.attrs)) return false;
+  if (c.op == INGOT_OP_CLAMP && !has_attr<ingot_attr_clamp>(c.attrs)) return false;
   if (c.op == INGOT_OP_LOGICAL_NOT) return c.out[0].dtype == INGOT_BOOL;
   if (c.out[0].dtype != dt) return false;
   const bool numeric_op = c.op == INGOT_OP_NEG || c.op == INGOT_OP_ABS || c.op == INGOT_OP_RELU ||
@@ -211,7 +253,8 @@ void unary_run(const sdk::OpCall& c, const Launch& l) {
   const int64_t n = sdk::numel(out);
   if (n == 0) return;
   const ingot_tensor_desc* ins[] = {&c.in[0]};
-  const Indexer<2> ix = make_indexer<2>(out, ins);
+  Indexer<2> ix = make_indexer<2>(out, ins);
+  flatten(ix);
   const unsigned grid = grid_for(n, l);
   if (c.op == INGOT_OP_LOGICAL_NOT) {
     logical_not_kernel<<<grid, kThreads, 0, l.stream>>>(sdk::data_ptr<bool>(out), sdk::data_ptr<const void>(c.in[0]),
@@ -229,8 +272,14 @@ void unary_run(const sdk::OpCall& c, const Launch& l) {
   visit_dtype(out.dtype, "unary", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      unary_kernel<T><<<grid, kThreads, 0, l.stream>>>(c.op, sdk::data_ptr<T>(out), sdk::data_ptr<const T>(c.in[0]), ix,
-                                                       n, all_dense(ix), a);
+      T* y = sdk::data_ptr<T>(out);
+      const T* x = sdk::data_ptr<const T>(c.in[0]);
+      const bool dense = all_dense(ix);
+      if (dense && aligned16(y) && aligned16(x)) {
+        unary_packed_kernel<T><<<grid_for(n / kPack<T> + 1, l), kThreads, 0, l.stream>>>(c.op, y, x, n, a);
+      } else {
+        unary_kernel<T><<<grid, kThreads, 0, l.stream>>>(c.op, y, x, ix, n, dense, a);
+      }
     }
   });
   check_launch("unary");
@@ -260,7 +309,8 @@ void binary_run(const sdk::OpCall& c, const Launch& l) {
   const unsigned grid = grid_for(n, l);
   if (c.op == INGOT_OP_WHERE) {
     const ingot_tensor_desc* ins[] = {&c.in[0], &c.in[1], &c.in[2]};
-    const Indexer<4> ix = make_indexer<4>(out, ins);
+    Indexer<4> ix = make_indexer<4>(out, ins);
+    flatten(ix);
     visit_dtype(out.dtype, "where", [&](auto tag) {
       using T = decltype(tag);
       where_kernel<T><<<grid, kThreads, 0, l.stream>>>(sdk::data_ptr<T>(out), sdk::data_ptr<const void>(c.in[0]),
@@ -270,7 +320,8 @@ void binary_run(const sdk::OpCall& c, const Launch& l) {
     return check_launch("where");
   }
   const ingot_tensor_desc* ins[] = {&c.in[0], &c.in[1]};
-  const Indexer<3> ix = make_indexer<3>(out, ins);
+  Indexer<3> ix = make_indexer<3>(out, ins);
+  flatten(ix);
   if (c.op == INGOT_OP_LOGICAL_AND || c.op == INGOT_OP_LOGICAL_OR) {
     logical_kernel<<<grid, kThreads, 0, l.stream>>>(c.op == INGOT_OP_LOGICAL_AND, sdk::data_ptr<bool>(out),
                                                     sdk::data_ptr<const void>(c.in[0]), c.in[0].dtype,
@@ -284,7 +335,13 @@ void binary_run(const sdk::OpCall& c, const Launch& l) {
     if (is_compare(c.op)) {
       compare_kernel<T><<<grid, kThreads, 0, l.stream>>>(c.op, sdk::data_ptr<bool>(out), x, y, ix, n);
     } else if constexpr (!std::is_same_v<T, bool>) {
-      binary_kernel<T><<<grid, kThreads, 0, l.stream>>>(c.op, sdk::data_ptr<T>(out), x, y, ix, n, all_dense(ix));
+      T* z = sdk::data_ptr<T>(out);
+      const bool dense = all_dense(ix);
+      if (dense && aligned16(z) && aligned16(x) && aligned16(y)) {
+        binary_packed_kernel<T><<<grid_for(n / kPack<T> + 1, l), kThreads, 0, l.stream>>>(c.op, z, x, y, n);
+      } else {
+        binary_kernel<T><<<grid, kThreads, 0, l.stream>>>(c.op, z, x, y, ix, n, dense);
+      }
     }
   });
   check_launch("binary");

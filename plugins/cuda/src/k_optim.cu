@@ -1,8 +1,11 @@
-// Multi-tensor ops: GLOBAL_NORM (sum of squares in double, atomically accumulated, then sqrt),
-// SGD_UPDATE and ADAM_UPDATE with torch.optim's semantics (computed in double, state rounded to
-// its dtype before use, like the reference). Updates are fused: one launch per chunk of up to
-// kMaxTensors parameters, blockIdx.y picks the parameter.
+// Multi-tensor ops: GLOBAL_NORM (sum of squares in double, then sqrt), SGD_UPDATE and ADAM_UPDATE
+// with torch.optim's semantics (computed in double, state rounded to its dtype before use, like
+// the reference). Launches are fused: one per chunk of up to kMaxTensors tensors, blockIdx.y picks
+// the tensor. GLOBAL_NORM is reproducible: every block writes its partial sum to its own slot and
+// one final block adds the slots in a fixed order (no atomics; the block count per tensor depends
+// only on the sizes, not on the GPU).
 #include <cmath>
+#include <vector>
 
 #include "k_common.cuh"
 
@@ -73,7 +76,38 @@ __global__ void adam_kernel(TensorList t, AdamArgs a) {
   }
 }
 
-__global__ void sum_squares_kernel(const void* x, int32_t dtype, Indexer<1> ix, int64_t n, double* acc) {
+// At most this many partial sums per tensor (a fixed number, so that the grouping of the sum does
+// not change with the GPU's SM count).
+constexpr int64_t kNormBlocks = 512;
+
+int64_t norm_blocks(int64_t n) {
+  const int64_t want = (n + kThreads - 1) / kThreads;
+  return want < 1 ? 1 : (want < kNormBlocks ? want : kNormBlocks);
+}
+
+struct NormList {
+  const void* ptr[kMaxTensors];
+  int32_t dtype[kMaxTensors];
+  int64_t numel[kMaxTensors];
+  int64_t slot[kMaxTensors];  // first partial-sum slot of each tensor; gridDim.x slots each
+  int count;
+};
+
+// Contiguous tensors: block (b, k) writes the sum of squares of its share of tensor k.
+__global__ void sum_squares_kernel(NormList t, double* partials) {
+  const int k = blockIdx.y;
+  const int64_t n = t.numel[k];
+  double s = 0.0;
+  INGOT_GRID_STRIDE(i, n) {
+    const double v = load_as<double>(t.ptr[k], t.dtype[k], i);
+    s += v * v;
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) partials[t.slot[k] + blockIdx.x] = s;
+}
+
+// One strided tensor (a view): the same with offsets.
+__global__ void sum_squares_strided_kernel(const void* x, int32_t dtype, Indexer<1> ix, int64_t n, double* partials) {
   int64_t off[1];
   double s = 0.0;
   INGOT_GRID_STRIDE(i, n) {
@@ -82,10 +116,70 @@ __global__ void sum_squares_kernel(const void* x, int32_t dtype, Indexer<1> ix, 
     s += v * v;
   }
   s = block_sum(s);
-  if (threadIdx.x == 0) atomicAdd(acc, s);
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }
 
-__global__ void sqrt_store_kernel(const double* acc, void* out, int32_t dtype) { store_as<double>(out, dtype, 0, sqrt(*acc)); }
+// One block: thread t adds slots t, t + blockDim.x, ... in order, then the block's fixed tree.
+__global__ void finish_norm_kernel(const double* partials, int64_t count, void* out, int32_t dtype) {
+  double s = 0.0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) store_as<double>(out, dtype, 0, sqrt(s));
+}
+
+void global_norm(const sdk::OpCall& c, const Launch& l) {
+  // Slots: contiguous tensors in groups of kMaxTensors (gridDim.x slots each, the group's largest
+  // tensor deciding), each strided tensor alone; planned on the host first.
+  std::vector<NormList> groups;
+  std::vector<int> strided;
+  std::vector<int64_t> group_blocks, strided_slot;
+  int64_t slots = 0;
+  NormList cur{};
+  int64_t largest = 0;
+  const auto close_group = [&] {
+    if (cur.count == 0) return;
+    const int64_t blocks = norm_blocks(largest);
+    for (int k = 0; k < cur.count; ++k) cur.slot[k] = slots + k * blocks;
+    slots += cur.count * blocks;
+    groups.push_back(cur);
+    group_blocks.push_back(blocks);
+    cur = NormList{};
+    largest = 0;
+  };
+  for (int k = 0; k < c.n_in; ++k) {
+    const int64_t n = sdk::numel(c.in[k]);
+    if (n == 0) continue;
+    if (!sdk::is_contiguous(c.in[k])) {
+      strided.push_back(k);
+      strided_slot.push_back(slots);
+      slots += norm_blocks(n);
+      continue;
+    }
+    cur.ptr[cur.count] = sdk::data_ptr<const void>(c.in[k]);
+    cur.dtype[cur.count] = c.in[k].dtype;
+    cur.numel[cur.count] = n;
+    largest = n > largest ? n : largest;
+    if (++cur.count == kMaxTensors) close_group();
+  }
+  close_group();
+  Scratch partials(*l.mem, static_cast<size_t>(slots) * sizeof(double));
+  double* p = partials.as<double>();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const dim3 grid(static_cast<unsigned>(group_blocks[g]), static_cast<unsigned>(groups[g].count));
+    sum_squares_kernel<<<grid, kThreads, 0, l.stream>>>(groups[g], p);
+    check_launch("global_norm");
+  }
+  for (size_t s = 0; s < strided.size(); ++s) {
+    const ingot_tensor_desc& t = c.in[strided[s]];
+    const int64_t n = sdk::numel(t);
+    const Indexer<1> ix = make_indexer<1>(t, nullptr);
+    sum_squares_strided_kernel<<<static_cast<unsigned>(norm_blocks(n)), kThreads, 0, l.stream>>>(
+        sdk::data_ptr<const void>(t), t.dtype, ix, n, p + strided_slot[s]);
+    check_launch("global_norm");
+  }
+  finish_norm_kernel<<<1, kThreads, 0, l.stream>>>(p, slots, sdk::data_ptr(c.out[0]), c.out[0].dtype);
+  check_launch("global_norm");
+}
 
 bool contiguous_same_shape(const ingot_tensor_desc& a, const ingot_tensor_desc& b) {
   if (!sdk::is_contiguous(a) || !sdk::is_contiguous(b) || a.ndim != b.ndim) return false;
@@ -124,7 +218,9 @@ bool optim_supports(const sdk::OpCall& c) {
       if (!has_dtype(INGOT_DTYPES_FLOAT, c.in[i].dtype)) return false;
     return c.n_out == 1 && sdk::numel(c.out[0]) == 1 && has_dtype(INGOT_DTYPES_FLOAT, c.out[0].dtype);
   }
-  if (c.n_out != 0 || c.attrs == nullptr) return false;
+  if (c.n_out != 0) return false;
+  if (c.op == INGOT_OP_SGD_UPDATE ? !has_attr<ingot_attr_sgd>(c.attrs) : !has_attr<ingot_attr_adam>(c.attrs))
+    return false;
   int per = 3;
   bool use_buf = true;
   if (c.op == INGOT_OP_SGD_UPDATE) {
@@ -146,19 +242,7 @@ bool optim_supports(const sdk::OpCall& c) {
 }
 
 void optim_run(const sdk::OpCall& c, const Launch& l) {
-  if (c.op == INGOT_OP_GLOBAL_NORM) {
-    Scratch acc(*l.mem, sizeof(double));
-    cudaMemsetAsync(acc.get(), 0, sizeof(double), l.stream);
-    for (int k = 0; k < c.n_in; ++k) {
-      const int64_t n = sdk::numel(c.in[k]);
-      if (n == 0) continue;
-      const Indexer<1> ix = make_indexer<1>(c.in[k], nullptr);
-      sum_squares_kernel<<<grid_for(n, l), kThreads, 0, l.stream>>>(sdk::data_ptr<const void>(c.in[k]), c.in[k].dtype,
-                                                                    ix, n, acc.as<double>());
-    }
-    sqrt_store_kernel<<<1, 1, 0, l.stream>>>(acc.as<double>(), sdk::data_ptr(c.out[0]), c.out[0].dtype);
-    return check_launch("global_norm");
-  }
+  if (c.op == INGOT_OP_GLOBAL_NORM) return global_norm(c, l);
   if (c.op == INGOT_OP_SGD_UPDATE) {
     const auto& a = sdk::attr<ingot_attr_sgd>(c.attrs);
     const SgdArgs args{a.lr, a.momentum, a.dampening, a.weight_decay, a.nesterov, a.first_step, a.momentum != 0.0};

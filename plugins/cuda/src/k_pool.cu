@@ -119,7 +119,7 @@ bool geometry(const ingot_attr_pool2d& a, const ingot_tensor_desc& x, const ingo
 }  // namespace
 
 bool pool_supports(const sdk::OpCall& c) {
-  if (c.attrs == nullptr || c.n_out < 1) return false;
+  if (!has_attr<ingot_attr_pool2d>(c.attrs) || c.n_out < 1) return false;
   const auto& a = sdk::attr<ingot_attr_pool2d>(c.attrs);
   Geo g{};
   const int32_t dt = c.out[0].dtype;

@@ -57,7 +57,7 @@ __global__ void dropout_kernel(T* y, bool* keep, const T* x, Indexer<3> ix, int6
 }  // namespace
 
 bool rng_supports(const sdk::OpCall& c) {
-  if (!all_device_strided(c)) return false;
+  if (!all_device_strided(c) || !has_attr<ingot_attr_rng>(c.attrs)) return false;
   if (c.op == INGOT_OP_DROPOUT) {
     if (c.n_in != 1 || c.n_out != 2 || c.out[1].dtype != INGOT_BOOL || c.out[0].dtype != c.in[0].dtype) return false;
     if (c.in[0].ndim != c.out[0].ndim || c.in[0].ndim != c.out[1].ndim) return false;

@@ -4,16 +4,25 @@
 
 #include <cuda_runtime_api.h>
 
+#include "device_errors.h"
 #include "device_memory.h"
 #include "ingot/plugin/sdk.h"
 
 namespace ingot::cuda {
 
-/// What a family needs to launch work: the stream, scratch memory and the SM count (grid sizes).
+/// What a family needs to launch work: the stream, scratch memory, the SM count (grid sizes) and
+/// the device's error record (NULL where no channel is wired: kernels then report nothing).
 struct Launch {
   cudaStream_t stream;
   DeviceMemory* mem;
   int sm_count;
+  DeviceErrors* errors = nullptr;
+
+  DeviceErrorRecord* error_record() const { return errors != nullptr ? errors->record() : nullptr; }
+  /// Call after launching a kernel that may report an error.
+  void watch_errors() const {
+    if (errors != nullptr) errors->watch(stream);
+  }
 };
 
 /// Strided, on this backend's device, at most INGOT_MAX_DIMS dims (every family needs this).
@@ -21,6 +30,8 @@ bool is_device_strided(const ingot_tensor_desc& d);
 /// Every input and output of the call is device-strided.
 bool all_device_strided(const sdk::OpCall& c);
 inline bool has_dtype(uint32_t mask, int32_t dtype) { return dtype >= 0 && dtype < INGOT_DTYPE_COUNT && ((mask >> dtype) & 1u); }
+/// The op table's name of an op ("gather"), for messages.
+const char* op_name(int32_t op);
 
 #define INGOT_CUDA_FAMILY(name)                  \
   bool name##_supports(const sdk::OpCall& call); \

@@ -1,46 +1,28 @@
-// MATMUL through cuBLASLt. Row-major C = A B is computed as column-major C^T = B^T A^T, so each
-// operand's strides pick its cuBLAS op (N or T) and leading dimension without copies. Batch dims
-// broadcast; when they do not collapse into one stride the batch is looped. Bias and ReLU are
-// cuBLASLt epilogues; GELU (erf form, which cuBLASLt lacks) runs as a kernel after the bias epilogue.
+// MATMUL through cuBLASLt (the mapping of strides and batch dims is matmul_problem.cpp). Bias
+// and ReLU are cuBLASLt epilogues; GELU (erf form, which cuBLASLt lacks) runs as a kernel after the
+// bias epilogue. A plan (five cuBLASLt descriptors and the heuristic's algorithm) is built once per MatmulKey and
+// kept in a per-thread LRU cache: only the compute thread calls backends, so lookups take no lock
+// and setting a plan's bias pointer per call races with nobody.
 #include "op_matmul.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <map>
-#include <mutex>
+#include <list>
+#include <memory>
+#include <optional>
 #include <string>
-#include <vector>
+#include <unordered_map>
+#include <utility>
 
+#include "caching_allocator.h"
 #include "cuda_check.h"
 #include "kernels.h"
+#include "matmul_problem.h"
+#include "plan_key.h"
+#include "tf32_policy.h"
 
 namespace ingot::cuda {
 namespace {
 
-// One operand as cuBLASLt sees it (column-major).
-struct MatLayout {
-  cublasOperation_t op = CUBLAS_OP_N;
-  int64_t rows = 0, cols = 0, ld = 0;  // of the stored matrix
-};
-
-// A row-major [r, c] matrix with strides (sr, sc) as a column-major layout whose op gives [c, r].
-bool col_major_of(int64_t r, int64_t c, int64_t sr, int64_t sc, MatLayout& m) {
-  if (sc == 1 || c == 1) {  // row-major: stored column-major as [c, r], op N
-    const int64_t ld = r == 1 ? c : sr;
-    if (ld < c || ld < 1) return false;
-    m = {CUBLAS_OP_N, c, r, ld};
-    return true;
-  }
-  if (sr == 1 || r == 1) {  // column-major [r, c]: transposing gives [c, r]
-    const int64_t ld = c == 1 ? r : sc;
-    if (ld < r || ld < 1) return false;
-    m = {CUBLAS_OP_T, r, c, ld};
-    return true;
-  }
-  return false;
-}
-
-cudaDataType_t cuda_type(int32_t dtype) {
+cudaDataType_t cuda_type(int64_t dtype) {
   switch (dtype) {
     case INGOT_F16: return CUDA_R_16F;
     case INGOT_BF16: return CUDA_R_16BF;
@@ -48,62 +30,17 @@ cudaDataType_t cuda_type(int32_t dtype) {
   }
 }
 
-// Off by default (torch's default for matmul since 1.12); read per call so that a process (a
-// benchmark) can compare both. Part of the plan key.
-bool allow_tf32() {
-  const char* v = std::getenv("INGOT_CUDA_ALLOW_TF32");
-  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
-}
-
-// Strides of an operand's batch dims over the output's batch shape (0 = broadcast).
-void batch_strides(const ingot_tensor_desc& t, const ingot_tensor_desc& out, int64_t* s) {
-  const int nb = out.ndim - 2, tb = t.ndim - 2, lead = nb - tb;
-  for (int d = 0; d < nb; ++d) {
-    const int k = d - lead;
-    s[d] = (k < 0 || t.shape[k] == 1) ? 0 : t.strides[k];
-  }
-}
-
-// One stride for the flattened batch, if the dims allow it.
-bool collapse(const int64_t* shape, const int64_t* s, int nb, int64_t& stride) {
-  stride = 0;
-  int64_t expect = -1;
-  for (int d = nb - 1; d >= 0; --d) {
-    if (shape[d] == 1) continue;
-    if (expect < 0) {
-      stride = s[d];
-      expect = s[d] * shape[d];
-    } else {
-      if (s[d] != expect) return false;
-      expect = s[d] * shape[d];
-    }
-  }
-  return true;
-}
-
-struct Problem {
-  MatLayout a_lt, b_lt;  // cuBLAS A = our B^T, cuBLAS B = our A^T
-  int64_t m, n, k, batch;
-  int64_t sa, sb, sc;    // batch strides (our a, b, out)
-  int32_t dtype;
-  int32_t epilogue;
-  bool looped;  // batch dims do not flatten: one call per matrix
-};
-
-struct AlgoCache {
-  std::mutex mu;
-  std::map<std::string, cublasLtMatmulAlgo_t> algos;
-};
-AlgoCache& algo_cache() {
-  static AlgoCache c;
-  return c;
-}
-
-struct Descs {
+// The five descriptors of one cuBLASLt call and the algorithm the heuristic chose for them.
+struct MatmulPlan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
-  ~Descs() {
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;  // what `algo` needs, at most DeviceContext::kMatmulWorkspaceBytes
+  MatmulPlan() = default;
+  MatmulPlan(const MatmulPlan&) = delete;
+  MatmulPlan& operator=(const MatmulPlan&) = delete;
+  ~MatmulPlan() {
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
     if (c) cublasLtMatrixLayoutDestroy(c);
     if (b) cublasLtMatrixLayoutDestroy(b);
@@ -118,72 +55,133 @@ void set_batch(cublasLtMatrixLayout_t l, int64_t batch, int64_t stride) {
   INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
 }
 
-uint32_t alignment(const void* p) {
-  const auto v = reinterpret_cast<uintptr_t>(p);
-  uint32_t a = 256;
-  while (a > 1 && v % a != 0) a /= 2;
-  return a;
+void set_bias(const MatmulPlan& plan, const void* bias) {
+  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
 }
 
-void run_lt(DeviceContext& dev, cudaStream_t stream, const Problem& p, const void* a, const void* b, const void* bias,
-            void* out) {
-  Descs d;
-  const cudaDataType_t t = cuda_type(p.dtype);
-  const cublasComputeType_t compute =
-      p.dtype == INGOT_F32 && allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  INGOT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d.op, compute, CUDA_R_32F));
-  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &p.a_lt.op, sizeof(p.a_lt.op)));
-  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &p.b_lt.op, sizeof(p.b_lt.op)));
-  const auto epi = static_cast<cublasLtEpilogue_t>(p.epilogue);
-  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-  if (bias != nullptr)
-    INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, t, p.a_lt.rows, p.a_lt.cols, p.a_lt.ld));
-  INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, t, p.b_lt.rows, p.b_lt.cols, p.b_lt.ld));
-  INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, t, p.n, p.m, p.n));
-  const int64_t batch = p.batch;
-  if (batch > 1) {
-    set_batch(d.a, batch, p.sb);
-    set_batch(d.b, batch, p.sa);
-    set_batch(d.c, batch, p.sc);
+std::string describe(const MatmulKey& k) {
+  return "dtype " + std::to_string(k.dtype) + ", [" + std::to_string(k.m) + " x " +
+         std::to_string(k.a_op == CUBLAS_OP_N ? k.a_rows : k.a_cols) + "] x [" +
+         std::to_string(k.b_op == CUBLAS_OP_N ? k.b_cols : k.b_rows) + " x " + std::to_string(k.n) + "], batch " +
+         std::to_string(k.batch) + ", epilogue " + std::to_string(k.epilogue) + (k.tf32 ? ", tf32" : "");
+}
+
+std::unique_ptr<MatmulPlan> build_plan(const MatmulKey& k, cublasLtHandle_t handle, const void* bias) {
+  auto plan = std::make_unique<MatmulPlan>();
+  const cudaDataType_t t = cuda_type(k.dtype);
+  const cublasComputeType_t compute = k.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const auto op_a = static_cast<cublasOperation_t>(k.a_op), op_b = static_cast<cublasOperation_t>(k.b_op);
+  const auto epi = static_cast<cublasLtEpilogue_t>(k.epilogue);
+  INGOT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->op, compute, CUDA_R_32F));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  if (bias != nullptr) set_bias(*plan, bias);
+  INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, t, k.a_rows, k.a_cols, k.a_ld));
+  INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, t, k.b_rows, k.b_cols, k.b_ld));
+  INGOT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, t, k.n, k.m, k.n));
+  if (k.batch > 1) {  // cuBLAS's A is our b, its B our a
+    set_batch(plan->a, k.batch, k.stride_b);
+    set_batch(plan->b, k.batch, k.stride_a);
+    set_batch(plan->c, k.batch, k.stride_c);
+  }
+  const size_t ws_bytes = DeviceContext::kMatmulWorkspaceBytes;
+  const auto al_a = static_cast<uint32_t>(k.align_a), al_b = static_cast<uint32_t>(k.align_b),
+             al_c = static_cast<uint32_t>(k.align_c);
+  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&plan->pref));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                          &ws_bytes, sizeof(ws_bytes)));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a,
+                                                          sizeof(al_a)));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b,
+                                                          sizeof(al_b)));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c,
+                                                          sizeof(al_c)));
+  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(plan->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c,
+                                                          sizeof(al_c)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  INGOT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, plan->op, plan->a, plan->b, plan->c, plan->c, plan->pref, 1,
+                                                    &result, &found));
+  if (found == 0)
+    throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cuda matmul: cuBLASLt has no algorithm for " + describe(k));
+  plan->algo = result.algo;
+  plan->workspace = result.workspaceSize;
+  return plan;
+}
+
+// Bounded LRU of plans; one per thread (see the file comment).
+class PlanCache {
+ public:
+  static constexpr size_t kCapacity = 1024;
+
+  MatmulPlan* find(const MatmulKey& key) {
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->second.get();
+  }
+
+  MatmulPlan& insert(const MatmulKey& key, std::unique_ptr<MatmulPlan> plan) {
+    lru_.emplace_front(key, std::move(plan));
+    index_.emplace(key, lru_.begin());
+    if (lru_.size() > kCapacity) {
+      index_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    return *lru_.front().second;
+  }
+
+ private:
+  using Entry = std::pair<MatmulKey, std::unique_ptr<MatmulPlan>>;
+  std::list<Entry> lru_;
+  std::unordered_map<MatmulKey, std::list<Entry>::iterator, PlanKeyHash<MatmulKey>, PlanKeyEqual<MatmulKey>> index_;
+};
+
+thread_local PlanCache t_plans;
+
+// cuBLASLt's workspace for one matmul_run: the compute stream's persistent block, or on another
+// stream a block of that stream (sharing one would let concurrent matmuls overwrite each other's).
+class LtWorkspace {
+ public:
+  LtWorkspace(DeviceContext& dev, cudaStream_t stream, DeviceMemory& mem) : dev_(dev), stream_(stream), mem_(mem) {}
+
+  void* get(size_t needed, size_t& bytes) {
+    if (stream_ == dev_.stream()) {
+      bytes = DeviceContext::kMatmulWorkspaceBytes;
+      return dev_.matmul_workspace();
+    }
+    if (needed > side_bytes_) {
+      side_.reset();
+      side_.emplace(mem_, needed);
+      side_bytes_ = needed;
+    }
+    bytes = side_bytes_;
+    return side_bytes_ > 0 ? side_->get() : nullptr;
+  }
+
+ private:
+  DeviceContext& dev_;
+  cudaStream_t stream_;
+  DeviceMemory& mem_;
+  std::optional<Scratch> side_;
+  size_t side_bytes_ = 0;
+};
+
+void run_lt(DeviceContext& dev, cudaStream_t stream, LtWorkspace& ws, const MatmulProblem& p, bool tf32, const void* a,
+            const void* b, const void* bias, void* out) {
+  const MatmulKey key = matmul_key(p, dev.device(), tf32, a, b, out);
+  MatmulPlan* plan = t_plans.find(key);
+  if (plan == nullptr) {
+    plan = &t_plans.insert(key, build_plan(key, dev.cublaslt(), bias));
+  } else if (bias != nullptr) {
+    set_bias(*plan, bias);
   }
   size_t ws_bytes = 0;
-  void* ws = dev.matmul_workspace(ws_bytes);
-  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&d.pref));
-  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
-  const uint32_t al_a = alignment(b), al_b = alignment(a), al_c = alignment(out);
-  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a)));
-  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b)));
-  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c)));
-  INGOT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c)));
-
-  // The plan key: everything the heuristic saw.
-  char key[320];
-  std::snprintf(key, sizeof(key), "%d/%d/%d %lld,%lld,%lld|%lld,%lld,%lld|%lld %lld,%lld,%lld e%d al%u,%u,%u",
-                p.dtype, static_cast<int>(p.a_lt.op), static_cast<int>(p.b_lt.op), (long long)p.a_lt.rows,
-                (long long)p.a_lt.cols, (long long)p.a_lt.ld, (long long)p.b_lt.rows, (long long)p.b_lt.cols,
-                (long long)p.b_lt.ld, (long long)batch, (long long)p.sa, (long long)p.sb, (long long)p.sc, p.epilogue,
-                al_a, al_b, al_c);
-  cublasLtMatmulAlgo_t algo{};
-  {
-    AlgoCache& cache = algo_cache();
-    std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.algos.find(std::string(key) + (compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? " tf32" : ""));
-    if (it != cache.algos.end()) {
-      algo = it->second;
-    } else {
-      cublasLtMatmulHeuristicResult_t result{};
-      int found = 0;
-      INGOT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(dev.cublaslt(), d.op, d.a, d.b, d.c, d.c, d.pref, 1, &result, &found));
-      if (found == 0)
-        throw sdk::Failure(INGOT_ERR_UNSUPPORTED, std::string("cuda matmul: cuBLASLt has no algorithm for ") + key);
-      algo = result.algo;
-      cache.algos.emplace(std::string(key) + (compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? " tf32" : ""), algo);
-    }
-  }
+  void* w = ws.get(plan->workspace, ws_bytes);
   const float one = 1.0f, zero = 0.0f;
-  INGOT_CUBLAS_CHECK(cublasLtMatmul(dev.cublaslt(), d.op, &one, b, d.a, a, d.b, &zero, out, d.c, out, d.c, &algo, ws,
-                                    ws_bytes, stream));
+  INGOT_CUBLAS_CHECK(cublasLtMatmul(dev.cublaslt(), plan->op, &one, b, plan->a, a, plan->b, &zero, out, plan->c, out,
+                                    plan->c, &plan->algo, w, ws_bytes, stream));
 }
 
 }  // namespace
@@ -199,23 +197,16 @@ bool matmul_supports(const sdk::OpCall& c) {
   if (attr.has_bias && (c.n_in != 3 || c.in[2].dtype != dt || c.in[2].ndim != 1 || c.in[2].strides[0] != 1)) return false;
   if (attr.activation < INGOT_ACT_NONE || attr.activation > INGOT_ACT_GELU) return false;
   MatLayout m;
-  return col_major_of(a.shape[a.ndim - 2], a.shape[a.ndim - 1], a.strides[a.ndim - 2], a.strides[a.ndim - 1], m) &&
-         col_major_of(b.shape[b.ndim - 2], b.shape[b.ndim - 1], b.strides[b.ndim - 2], b.strides[b.ndim - 1], m);
+  return matmul_layout_of(a, m) && matmul_layout_of(b, m);
 }
 
 void matmul_run(const sdk::OpCall& c, DeviceContext& dev, cudaStream_t stream) {
   const auto& attr = sdk::attr<ingot_attr_matmul>(c.attrs);
   const ingot_tensor_desc &a = c.in[0], &b = c.in[1], &y = c.out[0];
-  Problem p{};
-  p.dtype = y.dtype;
-  p.m = y.shape[y.ndim - 2];
-  p.n = y.shape[y.ndim - 1];
-  p.k = a.shape[a.ndim - 1];
-  const int nb = y.ndim - 2;
-  p.batch = 1;
-  for (int d = 0; d < nb; ++d) p.batch *= y.shape[d];
-  if (p.batch * p.m * p.n == 0) return;
-  const Launch launch{stream, &dev.allocator(), dev.props().multiProcessorCount};
+  MatmulProblem p;
+  if (!describe_matmul(c, p)) return;
+  StreamMemory mem(dev.allocator(), stream);
+  const Launch launch{stream, &mem, dev.props().multiProcessorCount};
   const bool has_bias = attr.has_bias != 0;
   if (p.k == 0) {  // empty sum: out = bias (or 0), then the activation
     const ingot_attr_scalar zero{sizeof(ingot_attr_scalar), INGOT_ABI_MINOR, 0.0};
@@ -225,22 +216,24 @@ void matmul_run(const sdk::OpCall& c, DeviceContext& dev, cudaStream_t stream) {
       binary_run(sdk::OpCall{INGOT_OP_ADD, ins, 2, &y, 1, nullptr}, launch);
     }
   } else {
-    col_major_of(b.shape[b.ndim - 2], b.shape[b.ndim - 1], b.strides[b.ndim - 2], b.strides[b.ndim - 1], p.a_lt);
-    col_major_of(a.shape[a.ndim - 2], a.shape[a.ndim - 1], a.strides[a.ndim - 2], a.strides[a.ndim - 1], p.b_lt);
-    int64_t sa[INGOT_MAX_DIMS] = {}, sb[INGOT_MAX_DIMS] = {}, sy[INGOT_MAX_DIMS] = {};
-    batch_strides(a, y, sa);
-    batch_strides(b, y, sb);
-    batch_strides(y, y, sy);
-    const bool ok = collapse(y.shape, sa, nb, p.sa) && collapse(y.shape, sb, nb, p.sb) && collapse(y.shape, sy, nb, p.sc);
-    p.looped = !ok;
-    p.epilogue = has_bias ? (attr.activation == INGOT_ACT_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                          : (attr.activation == INGOT_ACT_RELU ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    const bool tf32 = matmul_tf32_allowed();
+    LtWorkspace ws(dev, stream, mem);
     const void* bias = has_bias ? sdk::data_ptr<const void>(c.in[2]) : nullptr;
     if (!p.looped) {
-      run_lt(dev, stream, p, sdk::data_ptr<const void>(a), sdk::data_ptr<const void>(b), bias, sdk::data_ptr(y));
+      run_lt(dev, stream, ws, p, tf32, sdk::data_ptr<const void>(a), sdk::data_ptr<const void>(b), bias,
+             sdk::data_ptr(y));
     } else {
       // Batch dims that do not flatten: one call per matrix, offsets from the broadcast strides.
+      const int nb = y.ndim - 2;
+      int64_t sa[INGOT_MAX_DIMS] = {}, sb[INGOT_MAX_DIMS] = {}, sy[INGOT_MAX_DIMS] = {};
+      matmul_batch_strides(a, y, sa);
+      matmul_batch_strides(b, y, sb);
+      matmul_batch_strides(y, y, sy);
       const int64_t es = sdk::dtype_size(p.dtype);
+      MatmulProblem one = p;
+      one.batch = 1;
+      one.sa = one.sb = one.sc = 0;
+      one.looped = false;
       for (int64_t i = 0; i < p.batch; ++i) {
         int64_t rem = i, oa = 0, ob = 0, oy = 0;
         for (int d = nb - 1; d >= 0; --d) {
@@ -248,11 +241,8 @@ void matmul_run(const sdk::OpCall& c, DeviceContext& dev, cudaStream_t stream) {
           rem /= y.shape[d];
           oa += ci * sa[d], ob += ci * sb[d], oy += ci * sy[d];
         }
-        Problem one = p;
-        one.batch = 1;
-        one.looped = false;
-        run_lt(dev, stream, one, sdk::data_ptr<const char>(a) + oa * es, sdk::data_ptr<const char>(b) + ob * es, bias,
-               sdk::data_ptr<char>(y) + oy * es);
+        run_lt(dev, stream, ws, one, tf32, sdk::data_ptr<const char>(a) + oa * es,
+               sdk::data_ptr<const char>(b) + ob * es, bias, sdk::data_ptr<char>(y) + oy * es);
       }
     }
   }

@@ -1,5 +1,5 @@
-// Checks shared by every family's supports(): device, layout and rank of the descriptors, and the
-// launch check that turns a failed <<<>>> into an exception.
+// Checks shared by every family's supports(): device, layout and rank of the descriptors; the
+// launch check that turns a failed <<<>>> into an exception; op names for messages.
 #include <string>
 
 #include "cuda_check.h"
@@ -18,6 +18,15 @@ bool all_device_strided(const sdk::OpCall& c) {
   for (int i = 0; i < c.n_out; ++i)
     if (!is_device_strided(c.out[i])) return false;
   return true;
+}
+
+const char* op_name(int32_t op) {
+  static const char* const names[] = {
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) name,
+#include "ingot/plugin/op_table.def"
+#undef INGOT_OP
+  };
+  return op >= 0 && op < INGOT_OP_COUNT ? names[op] : "unknown op";
 }
 
 void check_launch(const char* kernel) {
