@@ -12,6 +12,7 @@
 #include <random>
 
 #include "cuda_plugin_path.h"
+#include "require_on_cuda.h"
 #include "ingot/ops/ops.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
@@ -43,18 +44,7 @@ bool gpu_with_sync(bool on) {
   return test::gpu_ready();
 }
 
-/// Requires that every op since the last reset ran on the cuda backend (a declined op would run
-/// on the host through dispatch's fallback and prove nothing).
-void require_all_on_cuda() {
-  int64_t cuda_ops = 0;
-  for (const auto& [backend, n] : ops_by_backend()) {
-    if (n == 0) continue;
-    INFO(backend << " ran " << n << " ops");
-    CHECK(backend == "cuda");
-    if (backend == "cuda") cuda_ops += n;
-  }
-  REQUIRE(cuda_ops > 0);
-}
+using test::require_all_on_cuda;
 
 /// Bitwise equality of two tensors of one dtype (compare() treats -0 and +0 alike).
 void require_same_bits(const Tensor& a, const Tensor& b) {

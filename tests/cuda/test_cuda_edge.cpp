@@ -13,6 +13,7 @@
 #include <random>
 
 #include "cuda_plugin_path.h"
+#include "require_on_cuda.h"
 #include "ingot/ops/ops.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
@@ -31,14 +32,7 @@ using test::gpu_ready;
 std::vector<Tensor> on_cuda(const std::function<std::vector<Tensor>()>& work) {
   reset_op_counts();
   std::vector<Tensor> results = work();
-  int64_t cuda_ops = 0;
-  for (const auto& [backend, n] : ops_by_backend()) {
-    if (n == 0) continue;
-    INFO(backend << " ran " << n << " ops");
-    CHECK(backend == "cuda");
-    if (backend == "cuda") cuda_ops += n;
-  }
-  REQUIRE(cuda_ops > 0);
+  test::require_all_on_cuda();
   return results;
 }
 

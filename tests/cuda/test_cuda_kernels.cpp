@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_plugin_path.h"
+#include "require_on_cuda.h"
 #include "ingot/ops/ops.h"
 #include "ingot/runtime/op_counts.h"
 #include "test_support.h"
@@ -26,14 +27,7 @@ const Device kCpu = Device::cpu();
 std::vector<Tensor> on_cuda(const std::function<std::vector<Tensor>()>& work) {
   reset_op_counts();
   std::vector<Tensor> results = work();
-  int64_t cuda_ops = 0;
-  for (const auto& [backend, n] : ops_by_backend()) {
-    if (n == 0) continue;
-    INFO(backend << " ran " << n << " ops");
-    CHECK(backend == "cuda");
-    if (backend == "cuda") cuda_ops += n;
-  }
-  REQUIRE(cuda_ops > 0);
+  test::require_all_on_cuda();
   for (Tensor& t : results) t = t.to(kCpu);
   return results;
 }
