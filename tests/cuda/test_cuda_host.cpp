@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device_errors.h"
+#include "ingot/runtime/op_info.h"
 #include "kernels.h"
 #include "overlap.h"
 #include "sort_keys.h"
@@ -41,18 +42,10 @@ ingot_tensor_desc desc(std::initializer_list<int64_t> shape, int32_t dtype = ING
   return d;
 }
 
-template <class A>
-A attr() {
-  A a{};
-  a.struct_size = sizeof(A);
-  a.abi_minor = INGOT_ABI_MINOR;
-  return a;
-}
-
 /// An attribute struct that claims to be 8 bytes shorter than this build's (an older plugin ABI).
 template <class A>
 A short_attr() {
-  A a = attr<A>();
+  A a = make_attr<A>();
   a.struct_size = sizeof(A) - 8;
   return a;
 }
@@ -108,28 +101,28 @@ TEST_CASE("cuda host: supports() declines a missing or short attribute struct", 
     const void* good;
     const void* short_one;
   };
-  const auto scalar_a = attr<ingot_attr_scalar>(), scalar_s = short_attr<ingot_attr_scalar>();
-  const auto arange_a = attr<ingot_attr_arange>(), arange_s = short_attr<ingot_attr_arange>();
-  auto rng_a = attr<ingot_attr_rng>();
+  const auto scalar_a = make_attr<ingot_attr_scalar>(), scalar_s = short_attr<ingot_attr_scalar>();
+  const auto arange_a = make_attr<ingot_attr_arange>(), arange_s = short_attr<ingot_attr_arange>();
+  auto rng_a = make_attr<ingot_attr_rng>();
   rng_a.a = 0.25;
   const auto rng_s = short_attr<ingot_attr_rng>();
-  const auto sort_a = attr<ingot_attr_sort>(), sort_s = short_attr<ingot_attr_sort>();
-  auto topk_a = attr<ingot_attr_topk>();
+  const auto sort_a = make_attr<ingot_attr_sort>(), sort_s = short_attr<ingot_attr_sort>();
+  auto topk_a = make_attr<ingot_attr_topk>();
   topk_a.k = 2, topk_a.axis = -1;
   auto topk_s = short_attr<ingot_attr_topk>();
   topk_s.k = 2, topk_s.axis = -1;
-  const auto axis_a = attr<ingot_attr_axis>();
-  auto axis_s = attr<ingot_attr_axis>();
+  const auto axis_a = make_attr<ingot_attr_axis>();
+  auto axis_s = make_attr<ingot_attr_axis>();
   axis_s.struct_size = sizeof(ingot_attr_axis) - 4;
-  auto pad_a = attr<ingot_attr_pad>();
+  auto pad_a = make_attr<ingot_attr_pad>();
   pad_a.pads[2] = 1, pad_a.pads[3] = 1;  // pads[2d], pads[2d + 1]: dim 1 grows from 6 to 8
   auto pad_s = pad_a;
   pad_s.struct_size = 8;
-  auto sgd_a = attr<ingot_attr_sgd>();
+  auto sgd_a = make_attr<ingot_attr_sgd>();
   sgd_a.momentum = 0.9;
   auto sgd_s = sgd_a;
   sgd_s.struct_size = 8;
-  auto adam_a = attr<ingot_attr_adam>();
+  auto adam_a = make_attr<ingot_attr_adam>();
   adam_a.step = 1;
   auto adam_s = adam_a;
   adam_s.struct_size = 8;
@@ -163,9 +156,9 @@ TEST_CASE("cuda host: supports() declines a missing or short attribute struct", 
 }
 
 TEST_CASE("cuda host: supports() declines host tensors and dtypes the ops do not define", "[cuda]") {
-  const auto scalar_a = attr<ingot_attr_scalar>();
-  const auto arange_a = attr<ingot_attr_arange>();
-  const auto rng_a = attr<ingot_attr_rng>();
+  const auto scalar_a = make_attr<ingot_attr_scalar>();
+  const auto arange_a = make_attr<ingot_attr_arange>();
+  const auto rng_a = make_attr<ingot_attr_rng>();
   ingot_tensor_desc host = desc({4});
   host.device_kind = INGOT_DEVICE_CPU;
   ingot_tensor_desc bad_dtype = desc({4});
@@ -210,7 +203,7 @@ TEST_CASE("cuda host: SORT and TOPK take the rank kernel for short lanes, the ra
   CHECK(plan_sort(int64_t{1} << 16, (int64_t{1} << 16) - 1, INGOT_F32).path == SortPath::Radix64);
   CHECK(plan_sort(0, 100000, INGOT_F32).path == SortPath::Rank);  // nothing to sort
 
-  const auto sort_a = attr<ingot_attr_sort>();
+  const auto sort_a = make_attr<ingot_attr_sort>();
   const ingot_tensor_desc big = desc({int64_t{1} << 32}), big_i = desc({int64_t{1} << 32}, INGOT_I64);
   const ingot_tensor_desc outs[] = {big, big_i};
   CHECK_FALSE(sort_supports(call(INGOT_OP_SORT, &big, 1, outs, 2, &sort_a)));
@@ -289,7 +282,7 @@ TEST_CASE("cuda host: SCATTER_ADD's sort key widths and the sizes it declines", 
   CHECK(scatter_add_key_bits(1, INT64_MAX, 10) == -1);
   CHECK(scatter_add_key_bits(4, 10, int64_t{1} << 32) == -1);  // 32-bit positions
 
-  const auto axis_a = attr<ingot_attr_axis>();
+  const auto axis_a = make_attr<ingot_attr_axis>();
   const ingot_tensor_desc self = desc({8, 4}), index = desc({int64_t{1} << 32, 1}, INGOT_I64),
                           src = desc({int64_t{1} << 32, 1});
   const ingot_tensor_desc ins[] = {self, index, src};

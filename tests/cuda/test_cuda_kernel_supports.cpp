@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "ingot/runtime/op_info.h"
 #include "kernels.h"
 
 namespace ingot::cuda {
@@ -42,16 +43,8 @@ ingot_tensor_desc undefined() {
 }
 
 template <class A>
-A attr() {
-  A a{};
-  a.struct_size = sizeof(A);
-  a.abi_minor = INGOT_ABI_MINOR;
-  return a;
-}
-
-template <class A>
 A short_attr() {
-  A a = attr<A>();
+  A a = make_attr<A>();
   a.struct_size = 8;  // the head only: an older ABI's struct
   return a;
 }
@@ -66,17 +59,17 @@ TEST_CASE("cuda kernel supports: a missing or short attribute struct is declined
   const ingot_tensor_desc x = desc({4, 6}), i64 = desc({4, 1}, INGOT_I64), img = desc({2, 3, 8, 8});
   const ingot_tensor_desc pooled = desc({2, 3, 4, 4}), pool_idx = desc({2, 3, 4, 4}, INGOT_I64);
   const ingot_tensor_desc row = desc({4}), six = desc({6});
-  auto softplus = attr<ingot_attr_softplus>();
+  auto softplus = make_attr<ingot_attr_softplus>();
   softplus.beta = 1.0, softplus.threshold = 20.0;
-  auto clamp = attr<ingot_attr_clamp>();
+  auto clamp = make_attr<ingot_attr_clamp>();
   clamp.has_min = 1, clamp.min = -1.0;
-  auto axis = attr<ingot_attr_axis>();
+  auto axis = make_attr<ingot_attr_axis>();
   axis.axis = 1;
-  auto pool = attr<ingot_attr_pool2d>();
+  auto pool = make_attr<ingot_attr_pool2d>();
   pool.kernel[0] = pool.kernel[1] = 2;
-  auto ln = attr<ingot_attr_layer_norm>();
+  auto ln = make_attr<ingot_attr_layer_norm>();
   ln.normalized_ndim = 1, ln.has_affine = 1, ln.eps = 1e-5;
-  auto bn = attr<ingot_attr_batch_norm>();
+  auto bn = make_attr<ingot_attr_batch_norm>();
   bn.training = 1, bn.has_affine = 1, bn.eps = 1e-5, bn.momentum = 0.1;
   const ingot_tensor_desc ch = desc({3}), bn_x = desc({4, 3, 5});
   struct Case {
@@ -118,7 +111,7 @@ TEST_CASE("cuda kernel supports: a missing or short attribute struct is declined
 }
 
 TEST_CASE("cuda kernel supports: an optional norm tensor is undefined, 0-size or the right values", "[cuda]") {
-  auto bn = attr<ingot_attr_batch_norm>();
+  auto bn = make_attr<ingot_attr_batch_norm>();
   bn.training = 1, bn.has_affine = 1, bn.eps = 1e-5, bn.momentum = 0.1;
   const ingot_tensor_desc x = desc({4, 3, 5}), ch = desc({3});
   const auto with_weight = [&](const ingot_tensor_desc& w, const ingot_tensor_desc& xx = desc({4, 3, 5})) {
@@ -139,7 +132,7 @@ TEST_CASE("cuda kernel supports: an optional norm tensor is undefined, 0-size or
   unallocated.data = nullptr;
   CHECK(supports(norm_supports, INGOT_OP_BATCH_NORM, {x, ch, ch, ch, ch}, {x, unallocated, unallocated}, &bn));
   // layer norm's statistics: one value per row
-  auto ln = attr<ingot_attr_layer_norm>();
+  auto ln = make_attr<ingot_attr_layer_norm>();
   ln.normalized_ndim = 1, ln.has_affine = 0, ln.eps = 1e-5;
   const ingot_tensor_desc lx = desc({5, 7}), stats = desc({5, 1});
   CHECK(supports(norm_supports, INGOT_OP_LAYER_NORM, {lx, undefined(), undefined()}, {lx, stats, stats}, &ln));
