@@ -2,7 +2,6 @@
 the bench_cuda_* programs), Ingot's ops against PyTorch's (bench_cuda_* joined with
 bench/torch_gpu_ops.py by name), and training / inference of the workloads (`ingot bench` and
 bench/torch_bench.py --device cuda). Pure functions of the programs' JSON: no torch, no GPU."""
-import statistics
 
 import compare_report as R
 
@@ -104,17 +103,6 @@ def torch_ops_table(ingot, torch_doc):
     return "\n".join(lines), missing
 
 
-def _median(runs, path):
-    vals = []
-    for r in runs:
-        node = r
-        for p in path:
-            node = node.get(p) if isinstance(node, dict) else None
-        if isinstance(node, (int, float)):
-            vals.append(float(node))
-    return statistics.median(vals) if vals else None
-
-
 def e2e_table(workloads, ingot_runs, torch_runs, batch):
     """Training, inference and batch-1 latency per workload, medians over runs (min-max in
     parentheses); ratio = Ingot / PyTorch images/s, or Ingot ms / PyTorch ms for latency.
@@ -143,7 +131,7 @@ def e2e_details(workloads, ingot_runs, torch_runs):
         rt = [r for r in torch_runs.get(w, []) if r]
         first = ri[0] if ri else {}
         ops = ", ".join("%s %s" % (k, "{:,}".format(v)) for k, v in sorted((first.get("ops_by_backend") or {}).items()))
-        pi, pt = _median(ri, ["memory", "peak_allocated_bytes"]), _median(rt, ["memory", "peak_allocated_bytes"])
+        pi, pt = R.median_at(ri, ["memory", "peak_allocated_bytes"]), R.median_at(rt, ["memory", "peak_allocated_bytes"])
         lines.append("| %s | %s | %s | %s | %s | %s |" % (
             w, "{:,}".format(first["params"]) if "params" in first else "n/a", first.get("device", "n/a"), ops or "n/a",
             fmt(pi / 2**20 if pi is not None else None, 0), fmt(pt / 2**20 if pt is not None else None, 0)))

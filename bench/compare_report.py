@@ -79,20 +79,22 @@ def compare_table(ingot_runs, torch_runs, batches):
     return "\n".join(lines), complete, misses
 
 
+def median_at(runs, path):
+    """Median over `runs` (JSON records) of the number at key path `path`; None when no run has one."""
+    vals = []
+    for r in runs:
+        node = r
+        for p in path:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, (int, float)):
+            vals.append(float(node))
+    return statistics.median(vals) if vals else None
+
+
 def detail_table(ingot_runs, torch_runs):
     """Per-workload step times and peak memory (medians over runs)."""
     lines = ["| workload | side | train ms/step | inference ms/batch | latency p90 ms | peak RSS MiB | "
              "peak allocated MiB | allocator cache hits |", "|---|---|---|---|---|---|---|---|"]
-
-    def med(runs, path):
-        vals = []
-        for r in runs:
-            node = r
-            for p in path:
-                node = node.get(p) if isinstance(node, dict) else None
-            if isinstance(node, (int, float)):
-                vals.append(float(node))
-        return statistics.median(vals) if vals else None
 
     def f(v, scale=1.0, digits=2):
         return "n/a" if v is None else "%.*f" % (digits, v / scale)
@@ -100,12 +102,12 @@ def detail_table(ingot_runs, torch_runs):
     for cfg in sorted({c for _, c, _, _, _ in ROWS}, key=["mlp", "cnn", "resnet8"].index):
         for side, runs in (("Ingot", ingot_runs.get(cfg, [])), ("PyTorch", torch_runs.get(cfg, []))):
             runs = [r for r in runs if r]
-            hits = med(runs, ["memory", "train_cache_hit_rate"])
+            hits = median_at(runs, ["memory", "train_cache_hit_rate"])
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                cfg, side, f(med(runs, ["train", "ms_per_step", "median"])),
-                f(med(runs, ["inference", "ms_per_batch", "median"])), f(med(runs, ["latency_b1_ms", "p90"]), 1, 3),
-                f(med(runs, ["memory", "peak_rss_bytes"]), 2**20, 0),
-                f(med(runs, ["memory", "peak_allocated_bytes"]), 2**20, 0),
+                cfg, side, f(median_at(runs, ["train", "ms_per_step", "median"])),
+                f(median_at(runs, ["inference", "ms_per_batch", "median"])), f(median_at(runs, ["latency_b1_ms", "p90"]), 1, 3),
+                f(median_at(runs, ["memory", "peak_rss_bytes"]), 2**20, 0),
+                f(median_at(runs, ["memory", "peak_allocated_bytes"]), 2**20, 0),
                 "n/a" if hits is None else "%.1f%%" % (100 * hits)))
     return "\n".join(lines)
 
