@@ -151,7 +151,8 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->memory = estimate_training_memory(*s->model, sample, s->data.batch_size, state,
                                        s->data.workers * s->data.prefetch + 2, dataset_bytes, device);
   const bool trains = std::any_of(s->stages.begin(), s->stages.end(), [](const auto& st) { return st->trains(); });
-  if (trains && s->train.memory_check) check_memory_fits(s->memory, memory_budget(device), device);
+  s->memory_budget = memory_budget(device);
+  if (trains && s->train.memory_check) check_memory_fits(s->memory, s->memory_budget, device);
   return s;
 }
 
@@ -232,7 +233,7 @@ void print_header(const PipelineState& s) {
   s.out << fmt::format("train: {} epochs, {} steps ({} per epoch), optimizer {}, loss {}\n", s.plan.epochs,
                        s.plan.total_steps, s.plan.steps_per_epoch, s.optimizer->type(), s.train.loss.type);
   const Device device = s.model->device();
-  const MemoryBudget budget = memory_budget(device);
+  const MemoryBudget& budget = s.memory_budget;
   s.out << fmt::format("memory: {}{}\n", s.memory.str(),
                        budget.available > 0 ? fmt::format("; {} available on {} ({})", format_bytes(budget.available),
                                                           device.str(), budget.bound_by)

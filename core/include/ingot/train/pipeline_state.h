@@ -51,6 +51,7 @@ struct PipelineState {
   std::unique_ptr<optim::LrSchedule> schedule;
   TrainPlan plan;
   MemoryEstimate memory;  ///< of training at data.batch_size, from shapes (train/memory_estimate.h)
+  MemoryBudget memory_budget;  ///< what the device had available when the pipeline was built
   std::vector<std::string> class_names;
   std::vector<std::unique_ptr<PipelineStage>> stages;
 
