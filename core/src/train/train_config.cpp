@@ -30,6 +30,25 @@ config::Schema train_schema() {
                  c.integer("keep_last", 0, 1e9).integer("keep_epochs", 0, 1e9);
                  return c;
                }())
+      .section("amp",
+               [] {
+                 config::Schema a;
+                 a.boolean("enabled").string("dtype", true, {"bf16", "fp16"});
+                 a.section("loss_scale", [] {
+                   config::Schema l;
+                   l.boolean("enabled").number("init_scale", 1e-30).number("growth_factor", 1.0);
+                   l.number("backoff_factor", 1e-30, 1.0).integer("growth_interval", 1, 1e12);
+                   l.integer("hysteresis", 1, 1e9).number("min_scale", 0.0);
+                   return l;
+                 }());
+                 return a;
+               }())
+      .section("checkpointing",
+               [] {
+                 config::Schema c;
+                 c.integer("segments", 1, 100000);
+                 return c;
+               }())
       .boolean("eval_every_epoch")
       .any("optimizer")
       .any("callbacks")
@@ -57,6 +76,25 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
       if (ck["every_minutes"]) c.checkpoint_every_minutes = ck["every_minutes"].as<double>();
       if (ck["keep_last"]) c.checkpoint_keep_last = ck["keep_last"].as<int64_t>();
       if (ck["keep_epochs"]) c.checkpoint_keep_epochs = ck["keep_epochs"].as<int64_t>();
+    }
+    if (const YAML::Node a = node["amp"]) {
+      c.amp.enabled = !a["enabled"] || a["enabled"].as<bool>();
+      c.amp.dtype = a["dtype"].as<std::string>() == "fp16" ? DType::F16 : DType::BF16;
+      amp::GradScalerOptions& s = c.amp.scaler;
+      s.enabled = c.amp.dtype == DType::F16;
+      if (const YAML::Node l = a["loss_scale"]) {
+        s.enabled = !l["enabled"] || l["enabled"].as<bool>();
+        if (l["init_scale"]) s.init_scale = l["init_scale"].as<double>();
+        if (l["growth_factor"]) s.growth_factor = l["growth_factor"].as<double>();
+        if (l["backoff_factor"]) s.backoff_factor = l["backoff_factor"].as<double>();
+        if (l["growth_interval"]) s.growth_interval = l["growth_interval"].as<int64_t>();
+        if (l["hysteresis"]) s.hysteresis = l["hysteresis"].as<int64_t>();
+        if (l["min_scale"]) s.min_scale = l["min_scale"].as<double>();
+      }
+      s.enabled = s.enabled && c.amp.enabled;
+    }
+    if (const YAML::Node ck = node["checkpointing"]) {
+      if (ck["segments"]) c.checkpointing_segments = ck["segments"].as<int64_t>();
     }
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
     // Only present keys: indexing a missing key gives an invalid node that throws when assigned.

@@ -9,10 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "ingot/amp/grad_scaler.h"
 #include "ingot/config/schema.h"
 #include "ingot/nn/loss_registry.h"
+#include "ingot/tensor/dtype.h"
 
 namespace ingot::train {
+
+/// `train.amp`: mixed precision (docs/amp.md).
+struct AmpConfig {
+  bool enabled = false;       ///< true when `train.amp` is present (and not `enabled: false`)
+  DType dtype = DType::BF16;  ///< bf16 or fp16
+  /// `train.amp.loss_scale`: on by default for fp16, off for bf16 (which needs none).
+  amp::GradScalerOptions scaler{.enabled = false};
+};
 
 struct TrainConfig {
   int64_t epochs = 1;                     ///< used when `steps` is 0
@@ -35,6 +45,10 @@ struct TrainConfig {
   double checkpoint_every_minutes = 0.0;  ///< train.checkpoint.every_minutes: and at least this often (0 = off)
   int64_t checkpoint_keep_last = 3;       ///< checkpoint.keep_last: step checkpoints kept
   int64_t checkpoint_keep_epochs = 3;     ///< checkpoint.keep_epochs: epoch ones (0 = all)
+  AmpConfig amp;                          ///< train.amp
+  /// train.checkpointing.segments: recompute the model's Sequential in this many segments in the
+  /// backward pass instead of keeping their activations (0 = off).
+  int64_t checkpointing_segments = 0;
   bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
   YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
   YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)
