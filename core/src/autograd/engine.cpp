@@ -9,6 +9,7 @@
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
+#include "ingot/runtime/autocast_mode.h"
 #include "ingot/runtime/profiler.h"
 #include "record.h"
 
@@ -60,6 +61,9 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
   INGOT_CHECK(grads.empty() || grads.size() == roots.size(), "backward: {} gradients for {} tensors", grads.size(),
               roots.size());
   NoGradGuard no_grad;
+  // Backward ops run in the dtypes their forward ops ran in (torch: autocast does not reach the
+  // backward pass); a checkpointed segment turns it back on while it recomputes.
+  const AutocastGuard no_autocast({.enabled = false});
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   std::vector<std::shared_ptr<Node>> starts;
   for (size_t i = 0; i < roots.size(); ++i) {
