@@ -2,6 +2,7 @@
 // and dispatch of MATMUL and CONV2D with their fused bias and activation.
 #include "ingot/ops/linalg.h"
 
+#include "ingot/runtime/autocast_policy.h"
 #include "ingot/runtime/op_info.h"
 #include "ops/op_util.h"
 
@@ -42,14 +43,17 @@ Tensor matmul_impl(const char* op, const Tensor& a0, const Tensor& b0, const Ten
   }
   out.push_back(m);
   out.push_back(n);
-  std::vector<Tensor> inputs{a.to(t), b.to(t)};
+  // Under autocast the interceptor casts the operands (weights from its cache): no promotion here.
+  const bool defer = autocast_lowers(INGOT_OP_MATMUL);
+  const auto operand = [&](const Tensor& x) { return defer ? x : x.to(t); };
+  std::vector<Tensor> inputs{operand(a), operand(b)};
   auto attr = make_attr<ingot_attr_matmul>();
   attr.activation = static_cast<int32_t>(act);
   if (bias.defined()) {
     INGOT_CHECK_SHAPE(bias.dim() == 1 && bias.shape()[0] == n, "{}: bias {} must be [{}] for {} x {}", op,
                       bias.shape().str(), n, a0.shape().str(), b0.shape().str());
     attr.has_bias = 1;
-    inputs.push_back(bias.to(t));
+    inputs.push_back(operand(bias));
   }
   Tensor y = detail::run1(INGOT_OP_MATMUL, inputs, out, t, &attr);
   if (a_vec) y = y.squeeze(-2);
@@ -123,11 +127,13 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
   detail::check_defined(w, "conv2d", "weight");
   const DType t = float_operands("conv2d", x, w, bias);
   const Shape out = conv2d_output_shape(x.shape(), w.shape(), p);
-  std::vector<Tensor> inputs{x.to(t), w.to(t)};
+  const bool defer = autocast_lowers(INGOT_OP_CONV2D);  // the interceptor casts (see matmul_impl)
+  const auto operand = [&](const Tensor& v) { return defer ? v : v.to(t); };
+  std::vector<Tensor> inputs{operand(x), operand(w)};
   if (bias.defined()) {
     INGOT_CHECK_SHAPE(bias.dim() == 1 && bias.shape()[0] == w.shape()[0], "conv2d: bias {} must be [{}] for weight {}",
                       bias.shape().str(), w.shape()[0], w.shape().str());
-    inputs.push_back(bias.to(t));
+    inputs.push_back(operand(bias));
   }
   const auto attr = conv2d_attr(p, bias.defined(), activation);
   return detail::run1(INGOT_OP_CONV2D, inputs, out, t, &attr);

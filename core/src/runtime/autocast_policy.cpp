@@ -1,0 +1,50 @@
+// Autocast's policy table. Following torch.autocast: the ops whose cost is the multiply-adds run
+// in low precision; those whose accuracy suffers from a short mantissa or range (exp, log, pow,
+// normalisation statistics, softmax, reductions and so the losses built from them) run in f32;
+// everything else runs in whatever dtype reaches it.
+#include "ingot/runtime/autocast_policy.h"
+
+#include "ingot/runtime/autocast_mode.h"
+
+namespace ingot {
+
+CastPolicy autocast_policy(OpKind op) {
+  switch (op) {
+    case INGOT_OP_MATMUL:  // matmul, linear, batched matmul
+    case INGOT_OP_CONV2D:
+      return CastPolicy::Lower;
+    case INGOT_OP_EXP:
+    case INGOT_OP_LOG:
+    case INGOT_OP_LOG1P:
+    case INGOT_OP_POW:
+    case INGOT_OP_RSQRT:
+    case INGOT_OP_RECIPROCAL:
+    case INGOT_OP_SOFTPLUS:
+    case INGOT_OP_SOFTMAX:
+    case INGOT_OP_LOG_SOFTMAX:
+    case INGOT_OP_LAYER_NORM:
+    case INGOT_OP_BATCH_NORM:
+    case INGOT_OP_SUM:
+    case INGOT_OP_MEAN:
+    case INGOT_OP_GLOBAL_NORM:
+      return CastPolicy::Float32;
+    default:
+      return CastPolicy::Fallthrough;
+  }
+}
+
+const char* cast_policy_name(CastPolicy policy) {
+  switch (policy) {
+    case CastPolicy::Lower:
+      return "lower";
+    case CastPolicy::Float32:
+      return "float32";
+    case CastPolicy::Fallthrough:
+      return "fallthrough";
+  }
+  return "?";
+}
+
+bool autocast_lowers(OpKind op) { return AutocastMode::is_enabled() && autocast_policy(op) == CastPolicy::Lower; }
+
+}  // namespace ingot
