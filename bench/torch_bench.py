@@ -3,7 +3,7 @@
     /usr/bin/python3 bench/torch_bench.py CONFIG.yaml [--json] [--warmup N] [--steps N] [--repeat R]
         [--batch-size B] [--infer-batch B] [--latency-iters N] [--threads T[,T...]]
         [--init FILE.safetensors] [--set key=value ...] [--parts train,inference,latency]
-        [--device cpu|cuda] [--tf32 default|off|on]
+        [--device cpu|cuda] [--tf32 default|off|on] [--amp f32|bf16] [--checkpoint-segments N]
 
 Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet or a `layers:` list,
 train.optimizer, train.loss, clipping, data.batch_size / eval_batch_size), builds the torch.nn
@@ -16,12 +16,20 @@ every timed block ends with torch.cuda.synchronize(); a python whose torch has n
   inference  eval mode under torch.inference_mode at infer-batch, the same warm-up / blocks
   latency    eval mode, batch 1, `repeat` x `latency-iters` single forwards each timed (after
              at least one warm-up forward); median and nearest-rank p90
+Mixed precision and gradient checkpointing (torch_levers.py), from the config's train.amp.dtype and
+train.checkpointing.segments (so the same --set lines drive `ingot bench`) or --amp /
+--checkpoint-segments: training forward and loss under torch.autocast(dtype=bfloat16) with f32
+weights and backward outside it, inference and latency under autocast too; the model's
+nn.Sequential through checkpoint_sequential(..., use_reentrant=False). Before the timed blocks one
+more (untimed) step measures the activation memory: the distinct storages autograd saved for
+backward that did not exist before the step (memory.activation_bytes, as `ingot bench` reports it).
 `--json` prints one JSON object per (config, thread count) line, in `ingot bench --json`'s schema
 plus a "runtime" object (the BLAS library torch loaded, OpenBLAS's core and threads, the
 environment). Several configs or `--threads 1,2` are for bench/compare's sweep: one process, one
 line each.
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -39,6 +47,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "golden"))
 import make_nn  # noqa: E402  (the torch.nn twins of Ingot's presets)
 import st_io  # noqa: E402
 import torch_layers  # noqa: E402
+import torch_levers  # noqa: E402
 
 PARTS = ("train", "inference", "latency")
 
@@ -239,6 +248,10 @@ def bench(path, init, args, threads):
         except RuntimeError as e:
             raise BenchError("%s: does not match the model of %s: %s" % (init, path, str(e).splitlines()[0]))
     model.to(device)
+    try:
+        levers = torch_levers.Levers.from_config(train, args.amp, args.checkpoint_segments, model, device)
+    except torch_levers.LeverError as e:
+        raise BenchError("%s: %s" % (path, e))
     opt = make_optimizer(model, train.get("optimizer"), path)
     smoothing = (train.get("loss") or {}).get("label_smoothing", 0.0)
     clip_norm, clip_value = train.get("clip_grad_norm"), train.get("clip_grad_value")
@@ -246,14 +259,18 @@ def bench(path, init, args, threads):
     x, y = torch.randn(batch, *shape, device=device), torch.randint(0, classes, (batch,), device=device)
     parts = set(args.parts.split(","))
     out = {"framework": "pytorch", "version": torch.__version__, "config": path, "model": spec["preset"],
-           "params": sum(p.numel() for p in model.parameters()), "dtype": "f32", "threads": threads,
+           "params": sum(p.numel() for p in model.parameters()), "dtype": levers.dtype_name,
+           "infer_dtype": levers.dtype_name, "checkpointing_segments": levers.segments,
+           "checkpointing": levers.checkpoint_method, "threads": threads,
            "batch_size": batch, "infer_batch": infer_batch, "warmup": args.warmup, "steps": args.steps,
            "repeat": args.repeat, "device": str(device), "train": None, "inference": None, "latency_b1_ms": None}
 
-    def step():
+    def step(saved=None, peak=None):
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y, label_smoothing=smoothing)
-        loss.backward()
+        with peak or contextlib.nullcontext():
+            with levers.forward_context(saved):
+                loss = F.cross_entropy(levers.train_forward(model, x), y, label_smoothing=smoothing)
+            loss.backward()
         loss.item()  # as `ingot bench` reads the loss each step
         if clip_norm:
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -261,22 +278,27 @@ def bench(path, init, args, threads):
             torch.nn.utils.clip_grad_value_(model.parameters(), clip_value)
         opt.step()
 
-    peak_allocated = None
+    peak_allocated = activation_bytes = step_peak = None
     if "train" in parts:
         model.train()
+        for _ in range(args.warmup):
+            step()
+        # One untimed step that measures what the graph keeps between forward and backward, and
+        # the peak above the start of forward and backward (on a GPU: the allocator's own).
+        saved = torch_levers.SavedBytes(list(model.parameters()) + list(model.buffers()) + [x, y])
+        peak = torch_levers.StepPeak() if device.type == "cpu" else None
+        step(saved, peak)
+        activation_bytes, step_peak = saved.total(), peak and peak.peak
         if device.type == "cuda":  # from the first timed step on, as `ingot bench` counts it
-            for _ in range(args.warmup):
-                step()
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-        secs = timed_blocks(step, 0 if device.type == "cuda" else args.warmup, args.steps, args.repeat,
-                            args.target_seconds, sync)
+        secs = timed_blocks(step, 0, args.steps, args.repeat, args.target_seconds, sync)
         if device.type == "cuda":
             peak_allocated = torch.cuda.max_memory_allocated()
         out["train"] = {"images_per_s": summary([batch / s for s in secs]),
                         "ms_per_step": summary([1e3 * s for s in secs])}
     model.eval()
-    with torch.inference_mode():
+    with torch.inference_mode(), levers.autocast():
         if "inference" in parts:
             xi = torch.randn(infer_batch, *shape, device=device)
             secs = timed_blocks(lambda: model(xi), args.warmup, args.steps, args.repeat, args.target_seconds, sync)
@@ -287,7 +309,8 @@ def bench(path, init, args, threads):
             ms = sorted(1e3 * s for s in timed_blocks(lambda: model(x1), max(args.warmup, 1), 1,
                                                         args.repeat * args.latency_iters, sync=sync))
             out["latency_b1_ms"] = {"median": statistics.median(ms), "p90": ms[max(0, -(-9 * len(ms) // 10) - 1)]}
-    out["memory"] = {"peak_allocated_bytes": peak_allocated,
+    out["memory"] = {"peak_allocated_bytes": peak_allocated, "activation_bytes": activation_bytes,
+                     "step_peak_bytes": step_peak,
                      "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                      "train_cache_hit_rate": None}
     out["runtime"] = runtime_info()
@@ -338,6 +361,12 @@ def main(argv):
                     help="sweep mode: about this long per timed block (--steps is then the maximum)")
     ap.add_argument("--parts", default=",".join(PARTS), help="which of train,inference,latency to run")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where model and data live (default cpu)")
+    ap.add_argument("--amp", choices=("f32", "bf16"), default=None,
+                    help="training forward and inference under torch.autocast(bfloat16), or plain f32 (default: "
+                    "the config's train.amp.dtype, else f32)")
+    ap.add_argument("--checkpoint-segments", type=int, default=None, metavar="N",
+                    help="train through checkpoint_sequential(model, N, x, use_reentrant=False); 0 = off "
+                    "(default: the config's train.checkpointing.segments, else 0)")
     ap.add_argument("--tf32", choices=sorted(TF32), default="default",
                     help="cuda: TF32 in f32 convolutions and matmuls: default (convolutions only, PyTorch's "
                     "default), off, on")

@@ -31,6 +31,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "with --force: how many moved-aside copies (<name>.old-*) to keep, the newest (0 = all)")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders")(
       "profile", po::value<std::string>(), "write profile.txt and trace.json to DIR (default: the run folder)")(
+      "memory-report", po::bool_switch(),
+      "at the end, print each stage's peak memory and the largest tensors at the peak (also runs/<name>/memory.md)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set train.epochs=3");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -41,8 +43,8 @@ int cmd_run(const std::vector<std::string>& args) {
   po::notify(vm);
   if (!vm.count("config"))
     throw ConfigError(
-        "usage: ingot run CONFIG.yaml [--resume | --force [--keep-old N]] [--runs-dir DIR] [--profile[=DIR]] [--set "
-        "KEY=VALUE]...");
+        "usage: ingot run CONFIG.yaml [--resume | --force [--keep-old N]] [--runs-dir DIR] [--profile[=DIR]] "
+        "[--memory-report] [--set KEY=VALUE]...");
 
   ExtensionLoader::instance().load_all();  // their types may appear in the config
   const std::vector<std::string> overrides =
@@ -74,6 +76,7 @@ int cmd_run(const std::vector<std::string>& args) {
     if (options.keep_old < 0)
       throw ConfigError(fmt::format("--keep-old {}: expected 0 (keep all) or more", options.keep_old));
     options.runs_dir = vm["runs-dir"].as<std::string>();
+    options.memory_report = vm["memory-report"].as<bool>();
     if (!profile && !vm.count("profile")) return train::run_pipeline(cfg, sel, options, std::cout);
     const std::filesystem::path dir =
         vm.count("profile") ? std::filesystem::path(vm["profile"].as<std::string>()) : options.runs_dir / cfg.name();

@@ -24,6 +24,7 @@ constexpr const char* kUsage =
     "  plugins [--verbose]   list plugins, their status and why a plugin is unavailable\n"
     "  run CONFIG.yaml       validate a pipeline config, select backends and run it\n"
     "                        (--profile[=DIR]: per-op time table and Chrome trace)\n"
+    "                        (--memory-report: peak memory per stage, largest tensors at the peak)\n"
     "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
     "                        on in-memory data ([--json] [--profile[=DIR]] [--steps N] [--set KEY=VALUE] ...)\n"
     "\n"

@@ -1,7 +1,9 @@
 // Batch normalization family: BATCH_NORM forward (training: batch statistics, running stats
 // updated in place with momentum and the unbiased variance; eval: running statistics) and
-// BATCH_NORM_BWD in training mode, f32, with affine weight and bias. oneDNN works with variance;
-// torch's save_invstd = 1 / sqrt(var + eps) is converted on the way in and out.
+// BATCH_NORM_BWD in training mode, with affine weight and bias. Data is f32, or bf16 (statistics
+// still in f32, as torch computes them); the per-channel tensors are f32, or bf16 beside bf16 data,
+// each on its own: they pass through small f32 arrays, the only form oneDNN takes. oneDNN works
+// with variance; torch's save_invstd = 1 / sqrt(var + eps) is converted on the way in and out.
 // 4-d data always runs in a channel-blocked layout (oneDNN's jit kernels; on plain NCHW it has only
 // a slow generic loop): the layout of a blocked input, else dense inputs are reordered into one,
 // and the data output is given that layout so the next conv reads it without a reorder.
@@ -9,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "bf16.h"
 #include "desc_util.h"
 #include "op_families.h"
 
@@ -19,9 +22,22 @@ using flags = dnnl::normalization_flags;
 
 bool handles(int32_t op) { return op == INGOT_OP_BATCH_NORM || op == INGOT_OP_BATCH_NORM_BWD; }
 
-bool per_channel_ok(const ingot_tensor_desc& t, int64_t channels) {
-  return t.dtype == INGOT_F32 && sdk::numel(t) == channels && sdk::is_contiguous(t) &&
+/// f32, or bf16 when the data is bf16; dense, one value per channel.
+bool per_channel_ok(const ingot_tensor_desc& t, int64_t channels, int32_t data_dtype) {
+  const bool dtype_ok = t.dtype == INGOT_F32 || (t.dtype == INGOT_BF16 && data_dtype == INGOT_BF16);
+  return dtype_ok && sdk::numel(t) == channels && sdk::is_contiguous(t) && t.layout == INGOT_LAYOUT_STRIDED &&
          t.device_kind == INGOT_DEVICE_CPU;
+}
+
+float load_channel(const ingot_tensor_desc& t, int64_t k) {
+  return t.dtype == INGOT_BF16 ? bf16_to_float(sdk::data_ptr<const uint16_t>(t)[k]) : sdk::data_ptr<const float>(t)[k];
+}
+
+void store_channel(const ingot_tensor_desc& t, int64_t k, double v) {
+  if (t.dtype == INGOT_BF16)
+    sdk::data_ptr<uint16_t>(t)[k] = float_to_bf16(static_cast<float>(v));
+  else
+    sdk::data_ptr<float>(t)[k] = static_cast<float>(v);
 }
 
 /// The data tensors of a call: (x, y) forward, (grad_y, x, grad_x) backward.
@@ -39,8 +55,10 @@ bool call_ok(OnednnBackend& be, const sdk::OpCall& c) {
   if (!a.has_affine || (bwd && !a.training)) return false;
   const ingot_tensor_desc& x = bwd ? c.in[1] : c.in[0];
   if (x.ndim < 2 || x.ndim > 5) return false;
+  if (x.dtype != INGOT_F32 && x.dtype != INGOT_BF16) return false;
+  if (!is_compute_dtype(x.dtype)) return false;
   for (const ingot_tensor_desc* t : data_tensors(c)) {
-    if (t->dtype != INGOT_F32 || t->ndim != x.ndim || !is_plain_host(*t)) return false;
+    if (t->dtype != x.dtype || t->ndim != x.ndim || !is_plain_host(*t)) return false;
     for (int d = 0; d < x.ndim; ++d) {
       if (t->shape[d] != x.shape[d]) return false;
     }
@@ -49,10 +67,10 @@ bool call_ok(OnednnBackend& be, const sdk::OpCall& c) {
   }
   const int64_t channels = x.shape[1];
   if (sdk::numel(x) / channels < 2 && (a.training || bwd)) return false;
-  for (int i = 2; i < 5; ++i) {
-    if (!per_channel_ok(c.in[i], channels)) return false;
+  for (int i = bwd ? 2 : 1; i < 5; ++i) {
+    if (!per_channel_ok(c.in[i], channels, x.dtype)) return false;
   }
-  return per_channel_ok(c.out[1], channels) && per_channel_ok(c.out[2], channels);
+  return per_channel_ok(c.out[1], channels, x.dtype) && per_channel_ok(c.out[2], channels, x.dtype);
 }
 
 std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const dnnl::memory::desc& md) {
@@ -91,9 +109,9 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const dn
 }
 
 /// oneDNN's channel-blocked layout for dense 4-d data: 16 channels per block with AVX-512, else 8.
-dnnl::memory::desc blocked_md(const dims& shape) {
+dnnl::memory::desc blocked_md(const dims& shape, dt type) {
   static const bool avx512 = effective_isa_name().rfind("avx512", 0) == 0;
-  return dnnl::memory::desc(shape, dt::f32, avx512 ? tag::nChw16c : tag::nChw8c);
+  return dnnl::memory::desc(shape, type, avx512 ? tag::nChw16c : tag::nChw8c);
 }
 
 /// The layout a call runs in and its plan: x's (or grad_y's) when one of ours, else blocked for
@@ -108,11 +126,12 @@ std::optional<Run> run_of(OnednnBackend& be, const sdk::OpCall& c) {
   const bool bwd = c.op == INGOT_OP_BATCH_NORM_BWD;
   const ingot_tensor_desc& x = bwd ? c.in[1] : c.in[0];
   const dims shape = dims_of(x);
+  const dt type = to_dnnl(x.dtype);
   std::vector<dnnl::memory::desc> candidates;
   if (const dnnl::memory::desc* md = be.opaque_md(x)) candidates.push_back(*md);
   if (const dnnl::memory::desc* md = bwd ? be.opaque_md(c.in[0]) : nullptr) candidates.push_back(*md);
-  if (candidates.empty() && x.ndim == 4) candidates.push_back(blocked_md(shape));
-  candidates.push_back(plain_md(shape, dt::f32));
+  if (candidates.empty() && x.ndim == 4) candidates.push_back(blocked_md(shape, type));
+  candidates.push_back(plain_md(shape, type));
   for (const dnnl::memory::desc& md : candidates) {
     auto p = get_plan(be, c, md);
     if (p->prim && !is_ref_impl(p->impl)) return Run{md, p};
@@ -121,6 +140,9 @@ std::optional<Run> run_of(OnednnBackend& be, const sdk::OpCall& c) {
 }
 
 bool supports(OnednnBackend& be, const sdk::OpCall& c) { return run_of(be, c).has_value(); }
+
+/// The f32 per-channel arrays oneDNN reads and writes, in one workspace slot.
+enum Channel { kScale, kShift, kMean, kVar, kDiffScale, kDiffShift, kChannelArrays };
 
 void execute(const sdk::OpCall& c, Exec& ex) {
   OnednnBackend& be = ex.backend();
@@ -137,52 +159,65 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   const std::vector<const ingot_tensor_desc*> data = data_tensors(c);
   std::vector<Exec::Staged> staged;
   for (const ingot_tensor_desc* t : data) staged.push_back(ex.stage(*be.md_of(*t), sdk::data_ptr(*t), run->md));
-  const size_t var_slot = ex.reserve(static_cast<size_t>(channels) * sizeof(float));
+  const size_t arrays_slot = ex.reserve(static_cast<size_t>(kChannelArrays * channels) * sizeof(float));
   const size_t scratch = ex.reserve_scratchpad(p);
   ex.allocate();
   std::vector<void*> ptr(data.size());
   for (size_t i = 0; i < data.size(); ++i)
     ptr[i] = i + 1 < data.size() ? ex.staged_input(staged[i]) : ex.staged_output(staged[i]);
-  auto* var = static_cast<float*>(ex.ptr(var_slot));
+  auto* arrays = static_cast<float*>(ex.ptr(arrays_slot));
+  const auto array = [&](Channel k) { return arrays + k * channels; };
+  const auto load = [&](Channel k, const ingot_tensor_desc& t) {
+    for (int64_t i = 0; i < channels; ++i) array(k)[i] = load_channel(t, i);
+  };
   if (bwd) {
-    const float* invstd = sdk::data_ptr<float>(c.in[4]);
-    for (int64_t k = 0; k < channels; ++k) var[k] = 1.f / (invstd[k] * invstd[k]) - eps;
+    load(kScale, c.in[2]);
+    load(kMean, c.in[3]);
+    for (int64_t k = 0; k < channels; ++k) {
+      const float invstd = load_channel(c.in[4], k);
+      array(kVar)[k] = 1.f / (invstd * invstd) - eps;
+    }
     ex.bind(p, DNNL_ARG_DIFF_DST, run->md, ptr[0]);
     ex.bind(p, DNNL_ARG_SRC, run->md, ptr[1]);
-    ex.bind(p, DNNL_ARG_SCALE, sdk::data_ptr(c.in[2]));
-    ex.bind(p, DNNL_ARG_MEAN, sdk::data_ptr(c.in[3]));
-    ex.bind(p, DNNL_ARG_VARIANCE, var);
+    ex.bind(p, DNNL_ARG_SCALE, array(kScale));
+    ex.bind(p, DNNL_ARG_MEAN, array(kMean));
+    ex.bind(p, DNNL_ARG_VARIANCE, array(kVar));
     ex.bind(p, DNNL_ARG_DIFF_SRC, run->md, ptr[2]);
-    ex.bind(p, DNNL_ARG_DIFF_SCALE, sdk::data_ptr(c.out[1]));
-    ex.bind(p, DNNL_ARG_DIFF_SHIFT, sdk::data_ptr(c.out[2]));
+    ex.bind(p, DNNL_ARG_DIFF_SCALE, array(kDiffScale));
+    ex.bind(p, DNNL_ARG_DIFF_SHIFT, array(kDiffShift));
     // oneDNN 2.6 insists on a SHIFT argument in backward although it never reads it
-    ex.bind(p, DNNL_ARG_SHIFT, sdk::data_ptr(c.out[2]));
+    ex.bind(p, DNNL_ARG_SHIFT, array(kShift));
     ex.run(p, c.op, scratch);
     ex.flush(staged[2]);
+    for (int64_t k = 0; k < channels; ++k) {
+      store_channel(c.out[1], k, array(kDiffScale)[k]);
+      store_channel(c.out[2], k, array(kDiffShift)[k]);
+    }
     return;
   }
-  auto* save_mean = sdk::data_ptr<float>(c.out[1]);
-  auto* save_invstd = sdk::data_ptr<float>(c.out[2]);
-  auto* running_mean = sdk::data_ptr<float>(c.in[3]);
-  auto* running_var = sdk::data_ptr<float>(c.in[4]);
+  load(kScale, c.in[1]);
+  load(kShift, c.in[2]);
+  if (!a.training) {
+    load(kMean, c.in[3]);
+    load(kVar, c.in[4]);
+  }
   ex.bind(p, DNNL_ARG_SRC, run->md, ptr[0]);
   ex.bind(p, DNNL_ARG_DST, run->md, ptr[1]);
-  ex.bind(p, DNNL_ARG_SCALE, sdk::data_ptr(c.in[1]));
-  ex.bind(p, DNNL_ARG_SHIFT, sdk::data_ptr(c.in[2]));
-  ex.bind(p, DNNL_ARG_MEAN, a.training ? static_cast<void*>(save_mean) : running_mean);
-  ex.bind(p, DNNL_ARG_VARIANCE, a.training ? static_cast<void*>(var) : running_var);
+  ex.bind(p, DNNL_ARG_SCALE, array(kScale));
+  ex.bind(p, DNNL_ARG_SHIFT, array(kShift));
+  ex.bind(p, DNNL_ARG_MEAN, array(kMean));
+  ex.bind(p, DNNL_ARG_VARIANCE, array(kVar));
   ex.run(p, c.op, scratch);
   ex.flush(staged[1]);
   const double m = a.momentum;
   for (int64_t k = 0; k < channels; ++k) {
+    const double mean = array(kMean)[k], var = array(kVar)[k];
+    store_channel(c.out[1], k, mean);
+    store_channel(c.out[2], k, 1.0 / std::sqrt(var + a.eps));
     if (a.training) {
-      save_invstd[k] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var[k]) + a.eps));
-      const double unbiased = static_cast<double>(var[k]) * static_cast<double>(count) / static_cast<double>(count - 1);
-      running_mean[k] = static_cast<float>((1.0 - m) * running_mean[k] + m * save_mean[k]);
-      running_var[k] = static_cast<float>((1.0 - m) * running_var[k] + m * unbiased);
-    } else {
-      save_mean[k] = running_mean[k];
-      save_invstd[k] = static_cast<float>(1.0 / std::sqrt(static_cast<double>(running_var[k]) + a.eps));
+      const double unbiased = var * static_cast<double>(count) / static_cast<double>(count - 1);
+      store_channel(c.in[3], k, (1.0 - m) * load_channel(c.in[3], k) + m * mean);
+      store_channel(c.in[4], k, (1.0 - m) * load_channel(c.in[4], k) + m * unbiased);
     }
   }
 }
@@ -191,7 +226,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
 bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
   if (index != 0) return false;
   auto run = run_of(be, c);
-  if (!run || run->md == plain_md(dims_of(outputs[0]), dt::f32)) return false;
+  if (!run || run->md == plain_md(dims_of(outputs[0]), to_dnnl(outputs[0].dtype))) return false;
   return set_opaque_output(be, outputs, 0, run->md);
 }
 

@@ -1,4 +1,4 @@
-// Pooling family: 2-d max and average pooling (NCHW, f32) with torch's padding / ceil_mode /
+// Pooling family: 2-d max and average pooling (NCHW, f32 or bf16) with torch's padding / ceil_mode /
 // divisor rules, and both backwards.
 // MAX_POOL2D's second output is torch's i64 flat indices h * W + w into the input plane, readable
 // by every backend. On dense tensors we decode oneDNN's workspace (the argmax tap of each window)
@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
+#include "bf16.h"
 #include "desc_util.h"
 #include "op_families.h"
 #include "pool_indices.h"
@@ -93,19 +96,30 @@ std::shared_ptr<Plan> plan_for(OnednnBackend& be, const sdk::OpCall& c, std::opt
 
 // ---- MAX_POOL2D_BWD from torch's i64 indices (any backend's forward) ----
 
+/// Scatters grad_y into each grad_x plane through the indices, adding in f32 (torch's opmath for
+/// bf16, where overlapping windows send several gradients to one input) and storing once.
+template <class T>
 void max_pool_bwd(const sdk::OpCall& c) {
   const ingot_tensor_desc &gy = c.in[0], &idx = c.in[2], &gx = c.out[0];
   const int64_t planes = gx.shape[0] * gx.shape[1], in_plane = gx.shape[2] * gx.shape[3];
   const int64_t out_plane = gy.shape[2] * gy.shape[3];
-  const float* g = sdk::data_ptr<float>(gy);
+  const T* g = sdk::data_ptr<const T>(gy);
   const int64_t* index = sdk::data_ptr<int64_t>(idx);
-  float* out = sdk::data_ptr<float>(gx);
-#pragma omp parallel for
-  for (int64_t p = 0; p < planes; ++p) {
-    float* dst = out + p * in_plane;
-    std::fill(dst, dst + in_plane, 0.f);
-    for (int64_t k = p * out_plane; k < (p + 1) * out_plane; ++k) {
-      if (index[k] >= 0 && index[k] < in_plane) dst[index[k]] += g[k];
+  T* out = sdk::data_ptr<T>(gx);
+#pragma omp parallel
+  {
+    std::vector<float> acc(std::is_same_v<T, float> ? 0 : static_cast<size_t>(in_plane));
+#pragma omp for
+    for (int64_t p = 0; p < planes; ++p) {
+      float* dst = acc.data();
+      if constexpr (std::is_same_v<T, float>) dst = out + p * in_plane;  // f32 adds in place
+      std::fill(dst, dst + in_plane, 0.f);
+      for (int64_t k = p * out_plane; k < (p + 1) * out_plane; ++k) {
+        if (index[k] >= 0 && index[k] < in_plane) dst[index[k]] += load_f32(g, k);
+      }
+      if constexpr (!std::is_same_v<T, float>) {
+        for (int64_t i = 0; i < in_plane; ++i) store_f32(out + p * in_plane, i, dst[i]);
+      }
     }
   }
 }
@@ -113,8 +127,8 @@ void max_pool_bwd(const sdk::OpCall& c) {
 bool max_pool_bwd_ok(const sdk::OpCall& c) {
   if (c.n_in != 3 || c.n_out != 1) return false;
   const ingot_tensor_desc &gy = c.in[0], &idx = c.in[2], &gx = c.out[0];
-  if (gy.ndim != 4 || gx.ndim != 4 || idx.ndim != 4 || gy.dtype != INGOT_F32 || gx.dtype != INGOT_F32 ||
-      idx.dtype != INGOT_I64)
+  const bool value_dtype = gy.dtype == INGOT_F32 || (gy.dtype == INGOT_BF16 && is_compute_dtype(INGOT_BF16));
+  if (gy.ndim != 4 || gx.ndim != 4 || idx.ndim != 4 || !value_dtype || gx.dtype != gy.dtype || idx.dtype != INGOT_I64)
     return false;
   if (!sdk::is_contiguous(gy) || !sdk::is_contiguous(idx) || !sdk::is_contiguous(gx)) return false;
   return gy.shape[0] == gx.shape[0] && gy.shape[1] == gx.shape[1] && sdk::numel(idx) == sdk::numel(gy) &&
@@ -192,7 +206,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
     if (const PoolIndices* idx = encoded_bwd(be, c)) return run_max_bwd_encoded(c, ex, *idx);
     if (!max_pool_bwd_ok(c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn max_pool2d_bwd: unsupported call");
     be.note_impl(c.op, "ingot:omp_index_scatter");
-    return max_pool_bwd(c);
+    return c.out[0].dtype == INGOT_BF16 ? max_pool_bwd<uint16_t>(c) : max_pool_bwd<float>(c);
   }
   std::optional<PoolGeometry> g;
   auto p = plan_for(be, c, g);

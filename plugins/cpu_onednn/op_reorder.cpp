@@ -1,7 +1,9 @@
 // Reorder family: COPY between any two positive-stride layouts of the same shape, and CAST
 // between f32 / bf16 / s8 / u8 / s32 where oneDNN's conversion equals torch's: widening and
 // float rounding only (float -> int rounds and saturates in oneDNN but truncates in torch, and
-// narrowing int casts saturate instead of wrapping, so those are declined).
+// narrowing int casts saturate instead of wrapping, so those are declined). A cast of one of our
+// blocked tensors between f32 and bf16 keeps its blocking: autocast's conv (bf16) -> cast -> batch
+// norm (f32) chain then converts in one pass instead of out to NCHW and back into blocks.
 #include "desc_util.h"
 #include "op_families.h"
 
@@ -30,8 +32,8 @@ bool exact_cast(int32_t from, int32_t to) {
 bool shapes_ok(OnednnBackend& be, const sdk::OpCall& c) {
   if (c.n_in != 1 || c.n_out != 1) return false;
   const ingot_tensor_desc &x = c.in[0], &y = c.out[0];
-  if (!is_plain_host(x) || !is_plain_host(y) || y.layout != INGOT_LAYOUT_STRIDED || !has_positive_strides(y))
-    return false;
+  if (!is_plain_host(x) || !is_plain_host(y)) return false;
+  if (y.layout == INGOT_LAYOUT_STRIDED ? !has_positive_strides(y) : be.opaque_md(y) == nullptr) return false;
   if (c.op == INGOT_OP_COPY ? x.dtype != y.dtype : !exact_cast(x.dtype, y.dtype)) return false;
   if (x.ndim != y.ndim) return false;
   for (int d = 0; d < x.ndim; ++d) {
@@ -41,7 +43,7 @@ bool shapes_ok(OnednnBackend& be, const sdk::OpCall& c) {
 }
 
 std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c) {
-  return be.reorder_plan(*be.md_of(c.in[0]), strided_md(c.out[0]));
+  return be.reorder_plan(*be.md_of(c.in[0]), *be.md_of(c.out[0]));
 }
 
 bool supports(OnednnBackend& be, const sdk::OpCall& c) {
@@ -61,10 +63,23 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.run(*p, c.op);
 }
 
+bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* outputs, int index) {
+  if (c.op != INGOT_OP_CAST || index != 0 || c.n_in != 1) return false;
+  const dnnl::memory::desc* md = be.opaque_md(c.in[0]);
+  const int32_t from = c.in[0].dtype, to = outputs[0].dtype;
+  const bool floats = (from == INGOT_F32 && to == INGOT_BF16) || (from == INGOT_BF16 && to == INGOT_F32);
+  if (md == nullptr || !floats) return false;
+  dnnl_memory_desc_t d = md->data;  // the same blocking, the other element type
+  d.data_type = static_cast<dnnl_data_type_t>(to_dnnl(to));
+  const dnnl::memory::desc out(d);
+  std::shared_ptr<Plan> p = be.reorder_plan(*md, out);
+  return p->prim && !is_ref_impl(p->impl) && set_opaque_output(be, outputs, 0, out);
+}
+
 }  // namespace
 
 const OpFamily& reorder_family() {
-  static const OpFamily f{&handles, &supports, &execute, nullptr};
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
   return f;
 }
 

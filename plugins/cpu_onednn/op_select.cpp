@@ -1,8 +1,12 @@
-// Selection family: WHERE and the comparisons (EQ NE LT LE GT GE) on f32 as OpenMP loops — what
-// the backward of ReLU and dropout runs on every training step. oneDNN has no select primitive.
-// Handles dense operands of the output's shape and one-element operands (scalars broadcast).
+// Selection family: WHERE and the comparisons (EQ NE LT LE GT GE) on f32 and bf16 as OpenMP loops
+// — what the backward of dropout (and of clamp, maximum, ...) runs on every training step. oneDNN
+// has no select primitive. Handles dense operands of the output's shape and one-element operands
+// (scalars broadcast). WHERE copies values bit for bit; bf16 compares as the floats it holds.
 #include <omp.h>
 
+#include <type_traits>
+
+#include "bf16.h"
 #include "op_families.h"
 
 namespace ingot::onednn {
@@ -22,17 +26,21 @@ bool operand_ok(const ingot_tensor_desc& t, int64_t n, int32_t dtype) {
   return m == 1 || (m == n && sdk::is_contiguous(t));
 }
 
+bool value_dtype(int32_t dtype) { return dtype == INGOT_F32 || dtype == INGOT_BF16; }
+
 bool supports(OnednnBackend&, const sdk::OpCall& c) {
-  if (c.n_out != 1 || !sdk::is_contiguous(c.out[0])) return false;
+  if (c.n_out != 1 || !sdk::is_contiguous(c.out[0]) || c.out[0].layout != INGOT_LAYOUT_STRIDED) return false;
   const int64_t n = sdk::numel(c.out[0]);
   if (c.op == INGOT_OP_WHERE) {
-    if (c.n_in != 3 || c.out[0].dtype != INGOT_F32) return false;
+    const int32_t t = c.out[0].dtype;
+    if (c.n_in != 3 || !value_dtype(t)) return false;
     const int32_t cond = c.in[0].dtype;
-    return (cond == INGOT_BOOL || cond == INGOT_U8) && operand_ok(c.in[0], n, cond) &&
-           operand_ok(c.in[1], n, INGOT_F32) && operand_ok(c.in[2], n, INGOT_F32);
+    return (cond == INGOT_BOOL || cond == INGOT_U8) && operand_ok(c.in[0], n, cond) && operand_ok(c.in[1], n, t) &&
+           operand_ok(c.in[2], n, t);
   }
-  return c.n_in == 2 && c.out[0].dtype == INGOT_BOOL && operand_ok(c.in[0], n, INGOT_F32) &&
-         operand_ok(c.in[1], n, INGOT_F32);
+  const int32_t t = c.in[0].dtype;
+  return c.n_in == 2 && c.out[0].dtype == INGOT_BOOL && value_dtype(t) && operand_ok(c.in[0], n, t) &&
+         operand_ok(c.in[1], n, t);
 }
 
 bool parallel(int64_t n) { return n >= Exec::kSerialGrain && omp_get_max_threads() > 1; }
@@ -50,33 +58,56 @@ Operand<T> operand(const ingot_tensor_desc& d) {
   return {sdk::data_ptr<const T>(d), sdk::numel(d) == 1};
 }
 
-template <class Cmp>
-void compare(const Operand<float> a, const Operand<float> b, bool* out, int64_t n, Cmp cmp) {
+/// out[i] = cmp(a[i], b[i]) with T the storage type (float, or bf16 bits compared as floats).
+template <class T, class Cmp>
+void compare(const sdk::OpCall& c, Cmp cmp) {
+  const int64_t n = sdk::numel(c.out[0]);
+  const Operand<T> a = operand<T>(c.in[0]), b = operand<T>(c.in[1]);
+  bool* out = sdk::data_ptr<bool>(c.out[0]);
+  const auto value = [](const Operand<T>& o, int64_t i) {
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      return bf16_to_float(o[i]);
+    } else {
+      return o[i];
+    }
+  };
 #pragma omp parallel for if (parallel(n))
-  for (int64_t i = 0; i < n; ++i) out[i] = cmp(a[i], b[i]);
+  for (int64_t i = 0; i < n; ++i) out[i] = cmp(value(a, i), value(b, i));
+}
+
+template <class T>
+void where(const sdk::OpCall& c) {
+  const int64_t n = sdk::numel(c.out[0]);
+  // bool and u8 conditions are both one byte holding 0 or 1 (u8: nonzero)
+  const Operand<uint8_t> cond = operand<uint8_t>(c.in[0]);
+  const Operand<T> a = operand<T>(c.in[1]), b = operand<T>(c.in[2]);
+  T* out = sdk::data_ptr<T>(c.out[0]);
+#pragma omp parallel for if (parallel(n))
+  for (int64_t i = 0; i < n; ++i) out[i] = cond[i] != 0 ? a[i] : b[i];
+}
+
+template <class T>
+void compare_as(const sdk::OpCall& c) {
+  switch (c.op) {
+    case INGOT_OP_EQ:
+      return compare<T>(c, [](float x, float y) { return x == y; });
+    case INGOT_OP_NE:
+      return compare<T>(c, [](float x, float y) { return x != y; });
+    case INGOT_OP_LT:
+      return compare<T>(c, [](float x, float y) { return x < y; });
+    case INGOT_OP_LE:
+      return compare<T>(c, [](float x, float y) { return x <= y; });
+    case INGOT_OP_GT:
+      return compare<T>(c, [](float x, float y) { return x > y; });
+    default:
+      return compare<T>(c, [](float x, float y) { return x >= y; });
+  }
 }
 
 void execute(const sdk::OpCall& c, Exec&) {
-  const int64_t n = sdk::numel(c.out[0]);
-  if (c.op == INGOT_OP_WHERE) {
-    // bool and u8 conditions are both one byte holding 0 or 1 (u8: nonzero)
-    const Operand<uint8_t> cond = operand<uint8_t>(c.in[0]);
-    const Operand<float> a = operand<float>(c.in[1]), b = operand<float>(c.in[2]);
-    float* out = sdk::data_ptr<float>(c.out[0]);
-#pragma omp parallel for if (parallel(n))
-    for (int64_t i = 0; i < n; ++i) out[i] = cond[i] != 0 ? a[i] : b[i];
-    return;
-  }
-  const Operand<float> a = operand<float>(c.in[0]), b = operand<float>(c.in[1]);
-  bool* out = sdk::data_ptr<bool>(c.out[0]);
-  switch (c.op) {
-    case INGOT_OP_EQ: return compare(a, b, out, n, [](float x, float y) { return x == y; });
-    case INGOT_OP_NE: return compare(a, b, out, n, [](float x, float y) { return x != y; });
-    case INGOT_OP_LT: return compare(a, b, out, n, [](float x, float y) { return x < y; });
-    case INGOT_OP_LE: return compare(a, b, out, n, [](float x, float y) { return x <= y; });
-    case INGOT_OP_GT: return compare(a, b, out, n, [](float x, float y) { return x > y; });
-    default: return compare(a, b, out, n, [](float x, float y) { return x >= y; });
-  }
+  // bf16 moves as its 16-bit pattern (where) or widens to float (comparisons)
+  if (c.op == INGOT_OP_WHERE) return c.out[0].dtype == INGOT_BF16 ? where<uint16_t>(c) : where<float>(c);
+  return c.in[0].dtype == INGOT_BF16 ? compare_as<uint16_t>(c) : compare_as<float>(c);
 }
 
 }  // namespace

@@ -24,7 +24,11 @@ struct Tolerance {
   double atol = 0.0;
   double rtol = 0.0;
 };
-/// f64 1e-12, f32 1e-5, f16 1e-3, bf16 1e-2, integers and bool exact; times sqrt(reduction).
+/// One bf16 ulp relative to the value: 2^-7 (8 significant bits).
+inline constexpr double kBf16Ulp = 1.0 / 128.0;
+/// f64 1e-12, f32 1e-5, f16 1e-3, times sqrt(reduction) for both atol and rtol; integers and bool
+/// exact. bf16: rtol = 2 ulps (2^-6) whatever the depth, atol = sqrt(reduction) * 2^-14 (the
+/// reasoning is in tolerance_for). A case's `tolerance` replaces the base (bf16 too).
 Tolerance tolerance_for(const OpCase& c, DType dtype);
 
 /// Counters printed as one summary line per backend.

@@ -110,5 +110,7 @@ CaseList norm_cases(OpKind op);          // cases_norm.cpp: layer_norm, batch_no
 CaseList multi_tensor_cases(OpKind op);  // cases_norm.cpp: global_norm, sgd_update
 CaseList optim_cases(OpKind op);         // cases_optim.cpp: adam_update
 CaseList dropout_cases(OpKind op);       // cases_dropout.cpp
+/// Extra cases for every op, after its family's: a bf16 training step's calls (cases_amp.cpp).
+CaseList amp_cases(OpKind op);
 
 }  // namespace ingot::conformance

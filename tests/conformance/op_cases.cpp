@@ -113,7 +113,10 @@ Generator generator_for(OpKind op) {
 CaseList op_cases(OpKind op) {
   reset_seeds();
   const Generator gen = generator_for(op);
-  return gen == nullptr ? CaseList{} : gen(op);
+  if (gen == nullptr) return {};
+  CaseList cases = gen(op);
+  for (OpCase& c : amp_cases(op)) cases.push_back(std::move(c));
+  return cases;
 }
 
 }  // namespace ingot::conformance

@@ -66,6 +66,48 @@ std::vector<Tensor> cnn_step(const std::vector<Tensor>& params, int& opaque) {
   return out;
 }
 
+// The same kind of step in mixed precision: bf16 convs (bias and relu fused) and a batch norm on
+// their bf16 output with f32 statistics, the casts to and from f32 that autocast puts around the
+// f32 part (relu and max pool here), bf16 pooling and the bf16 backward ops, bias gradients summed
+// from bf16. Blocked bf16 layouts flow from the conv into batch norm, the cast and the backward.
+std::vector<Tensor> bf16_cnn_step(const std::vector<Tensor>& p, int& opaque) {
+  constexpr DType bf16 = DType::BF16, f32 = DType::F32;
+  const auto c1 = conv_attr(true, INGOT_ACT_RELU), c2 = conv_attr(false, INGOT_ACT_NONE);
+  const auto pool = pool_attr();
+  auto bn = make_attr<ingot_attr_batch_norm>();
+  bn.training = 1, bn.has_affine = 1, bn.eps = 1e-5, bn.momentum = 0.1;
+  const Shape act{2, 8, 9, 9}, ch{8};
+
+  const Tensor h1 = run_op(INGOT_OP_CONV2D, {p[0], p[1], p[2]}, {{act, bf16}}, &c1)[0];
+  const Tensor rm = p[5].clone(), rv = p[6].clone();
+  const std::vector<Tensor> h2 =
+      run_op(INGOT_OP_BATCH_NORM, {h1, p[3], p[4], rm, rv}, {{act, bf16}, {ch, f32}, {ch, f32}}, &bn);
+  const Tensor h3 = run_op(INGOT_OP_CAST, {h2[0]}, {{act, f32}})[0];
+  const Tensor h4 = run_op(INGOT_OP_RELU, {h3}, {{act, f32}})[0];
+  const Tensor h5 = run_op(INGOT_OP_MAX_POOL2D, {h4}, {{{2, 8, 4, 4}, f32}, {{2, 8, 4, 4}, DType::I64}}, &pool)[0];
+  const Tensor h6 = run_op(INGOT_OP_CAST, {h5}, {{{2, 8, 4, 4}, bf16}})[0];
+  const Tensor h7 = run_op(INGOT_OP_CONV2D, {h6, p[7]}, {{{2, 4, 4, 4}, bf16}}, &c2)[0];
+  const Tensor h8 = run_op(INGOT_OP_AVG_POOL2D, {h7}, {{{2, 4, 2, 2}, bf16}}, &pool)[0];
+  // backward, fed by the forward's (possibly blocked) tensors
+  const Tensor g7 = run_op(INGOT_OP_AVG_POOL2D_BWD, {p[8]}, {{{2, 4, 4, 4}, bf16}}, &pool)[0];
+  const Tensor g6 = run_op(INGOT_OP_CONV2D_BWD_DATA, {g7, p[7]}, {{{2, 8, 4, 4}, bf16}}, &c2)[0];
+  const Tensor gw2 = run_op(INGOT_OP_CONV2D_BWD_WEIGHT, {h6, g7}, {{{4, 8, 3, 3}, bf16}}, &c2)[0];
+  const Tensor gb2 = run_op(INGOT_OP_SUM, {g7}, {{{1, 4, 1, 1}, bf16}})[0];
+  const std::vector<Tensor> g2 =
+      run_op(INGOT_OP_BATCH_NORM_BWD, {p[9], h1, p[3], h2[1], h2[2]}, {{act, bf16}, {ch, bf16}, {ch, bf16}}, &bn);
+  const Tensor g1 = run_op(INGOT_OP_RELU_BWD, {g2[0], h1}, {{act, bf16}})[0];
+  const Tensor gw1 = run_op(INGOT_OP_CONV2D_BWD_WEIGHT, {p[0], g1}, {{{8, 3, 3, 3}, bf16}}, &c1)[0];
+  const Tensor gb1 = run_op(INGOT_OP_SUM, {g1}, {{{1, 8, 1, 1}, f32}})[0];
+  std::vector<Tensor> out;
+  opaque = 0;
+  for (const Tensor& t :
+       {h1, h2[0], h2[1], h2[2], rm, rv, h3, h5, h7, h8, g7, g6, gw2, gb2, g2[0], g2[1], g2[2], g1, gw1, gb1}) {
+    opaque += t.is_opaque() ? 1 : 0;
+    out.push_back(t.strided());
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("conformance: a CNN step through dispatch matches the reference", "[conformance][chain]") {
@@ -95,6 +137,47 @@ TEST_CASE("conformance: a CNN step through dispatch matches the reference", "[co
     for (size_t i = 0; i < got.size(); ++i) {
       INFO("intermediate " << i << " " << got[i].shape().str());
       INGOT_REQUIRE_CLOSE(got[i], expected[i], 1e-4, 1e-4);
+    }
+  }
+}
+
+TEST_CASE("conformance: a bf16 CNN step through dispatch matches the reference", "[conformance][chain]") {
+  const auto bf16 = [](const Shape& s, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+    return test::random_tensor(s, DType::F32, seed, lo, hi).to(DType::BF16);
+  };
+  const std::vector<Tensor> params = {bf16({2, 3, 9, 9}, 1),
+                                      bf16({8, 3, 3, 3}, 2),
+                                      bf16({8}, 3),
+                                      bf16({8}, 4, 0.5, 1.5),
+                                      bf16({8}, 5),
+                                      test::random_tensor({8}, DType::F32, 6),
+                                      test::random_tensor({8}, DType::F32, 7, 0.5, 2.0),
+                                      bf16({4, 8, 3, 3}, 8),
+                                      bf16({2, 4, 2, 2}, 9),
+                                      bf16({2, 8, 9, 9}, 10)};
+  std::vector<Tensor> expected;
+  int opaque = 0;
+  {
+    const DispatchOnly only(BackendRegistry::instance().reference().name());
+    expected = bf16_cnn_step(params, opaque);
+  }
+  for (const Backend* b : backends_under_test()) {
+    if (b->device_kind() != DeviceKind::CPU) continue;
+    INFO("backend " << b->name());
+    std::vector<Tensor> got;
+    {
+      const DispatchOnly only(b->name());
+      REQUIRE_NOTHROW(got = bf16_cnn_step(params, opaque));
+    }
+    std::cout << "conformance: bf16 CNN step on " << b->name() << ": " << opaque << " of " << got.size()
+              << " intermediates in the backend's own layout\n";
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("intermediate " << i << " " << got[i].shape().str() << " " << dtype_name(got[i].dtype()));
+      REQUIRE(got[i].dtype() == expected[i].dtype());
+      // f32 as the f32 chain; bf16: 4 ulps (a few roundings upstream may each land the other way)
+      const bool low = got[i].dtype() == DType::BF16;
+      INGOT_REQUIRE_CLOSE(got[i], expected[i], low ? 1.0 / 1024 : 1e-4, low ? 4 * kBf16Ulp : 1e-4);
     }
   }
 }

@@ -108,6 +108,18 @@ TEST_CASE("conformance: the comparison catches wrong results", "[conformance][ha
   sum.reduction = 100;
   CHECK(tolerance_for(sum, DType::F32).rtol == Approx(1e-4));
   CHECK(tolerance_for(sum, DType::I32).atol == 0.0);
+  CHECK(tolerance_for(sum, DType::BF16).rtol == Approx(2 * kBf16Ulp));  // the depth enters atol only
+  CHECK(tolerance_for(sum, DType::BF16).atol == Approx(10 * 2 * kBf16Ulp / 256));
+
+  // bf16: a result one ulp off (rounded the other way) passes; three ulps, or 1e-3 where 0 is
+  // expected, fail
+  const OpCase one = new_case(INGOT_OP_ADD, "");
+  const auto bf16 = [](double a, double b) {
+    return Outcome{{Tensor::from_vector(std::vector<double>{a, b}, Shape{2}).to(DType::BF16)}, {}, ""};
+  };
+  CHECK(compare_outcomes(one, bf16(1.0 + kBf16Ulp, 0.0), bf16(1.0, 0.0)).empty());
+  CHECK_FALSE(compare_outcomes(one, bf16(1.0 + 3 * kBf16Ulp, 0.0), bf16(1.0, 0.0)).empty());
+  CHECK_FALSE(compare_outcomes(one, bf16(1.0, 1e-3), bf16(1.0, 0.0)).empty());
 }
 
 TEST_CASE("conformance: claims are consistent", "[conformance][claims]") {

@@ -3,9 +3,11 @@
 // given. Each test sets what it varies.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "ingot/base/grad_mode.h"
 #include "ingot/data/synthetic.h"
 #include "ingot/nn/presets.h"
 #include "ingot/optim/lr_schedule.h"
@@ -27,11 +29,17 @@ struct SmallTraining {
     return c;
   }();
   std::vector<train::TrainCallback*> callbacks;
+  amp::GradScaler* scaler = nullptr;  ///< train.amp.loss_scale's scaler, when a test uses one
+
+  struct Result;
+  /// Resume from where another run ended (its weights, optimizer state and position).
+  std::shared_ptr<const Result> start;
 
   struct Result {
     train::TrainStatus status = train::TrainStatus::Finished;
     train::TrainPosition position;
     std::vector<Tensor> weights;  ///< copies of the parameters at the end
+    optim::OptimizerState optimizer;
   };
 
   /// Trains to the plan's end; a NonFiniteError from the loop propagates.
@@ -52,8 +60,18 @@ struct SmallTraining {
     const auto sched = optim::make_schedule(YAML::Load(schedule), "test", plan.total_steps);
     train::TrainContext ctx{model.get(), &opt, sched.get(), &loader, &dropout};
     ctx.callbacks = callbacks;
+    ctx.scaler = scaler;
     Result r;
+    if (start) {
+      const NoGradGuard no_grad;
+      const auto params = model->parameters();
+      for (size_t i = 0; i < params.size(); ++i) params[i].copy_(start->weights[i]);
+      opt.load_state_dict(start->optimizer);
+      r.position = start->position;
+      dropout.set_state(r.position.rng);
+    }
     r.status = train::train_loop(ctx, config, plan, r.position, nullptr);
+    r.optimizer = opt.state_dict();
     for (const Tensor& p : model->parameters()) r.weights.push_back(p.detach().clone());
     return r;
   }

@@ -85,3 +85,20 @@ TEST_CASE("format_bytes", "[train][memory]") {
   CHECK(train::format_bytes(int64_t{3} << 20) == "3.0 MiB");
   CHECK(train::format_bytes(int64_t{5} << 30) == "5.0 GiB");
 }
+
+TEST_CASE("memory estimate: mixed precision and checkpointing shrink the activations", "[train][memory]") {
+  Generator gen(1);
+  const auto mlp = nn::make_mlp({{64, 32, 4}, "relu", 0.0}, &gen);
+  const auto plain = train::estimate_training_memory(*mlp, Shape{1, 8, 8}, 16, 2, 3, 0, Device::cpu());
+  const auto amp = train::estimate_training_memory(*mlp, Shape{1, 8, 8}, 16, 2, 3, 0, Device::cpu(),
+                                                   {.element_bytes = 2});
+  CHECK(amp.activations * 2 == plain.activations);
+  CHECK(amp.weights == plain.weights);  // f32 master weights, gradients and optimizer state
+  CHECK(amp.optimizer_state == plain.optimizer_state);
+  const auto resnet = nn::make_resnet({20, 16, 1, 10}, &gen);  // ResNet-20: 9 blocks
+  const auto full = train::estimate_training_memory(*resnet, Shape{1, 28, 28}, 32, 1, 1, 0, Device::cpu());
+  const auto ck = train::estimate_training_memory(*resnet, Shape{1, 28, 28}, 32, 1, 1, 0, Device::cpu(),
+                                                  {.checkpoint_segments = 4});
+  CHECK(ck.activations < full.activations * 3 / 4);
+  CHECK(ck.weights == full.weights);
+}

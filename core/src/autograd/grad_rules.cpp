@@ -1,6 +1,6 @@
-// Gradient rules of every differentiable op, written only with the functional op API. The
-// kind -> rule table is generated from op_table.def, so a rule named there but not defined
-// here fails to compile.
+// Gradient rules of every differentiable op, written only with the functional op API, each with
+// its declaration of the tensors it reads (GradSaves). The kind -> rule and kind -> declaration
+// tables are generated from op_table.def, so a rule named there but not defined here fails to compile.
 #include "ingot/autograd/grad_rules.h"
 
 #include <cmath>
@@ -12,8 +12,32 @@ namespace ingot {
 
 namespace {
 
-#define INGOT_GRAD_RULE(name) \
+// A rule and, in `saves`, what it reads: an expression of GradSaves in which `attrs` (the call's
+// attribute struct) and `needs` (GradCall::needs_grad) may be used. Anything a rule reads that is
+// not declared throws when the rule runs (autograd/saved_tensors.h), so the declaration is
+// checked by every test that runs the rule through the graph or the finite-difference checker.
+#define INGOT_GRAD_RULE(name, saves)                                                                            \
+  GradSaves saves_##name([[maybe_unused]] const void* attrs, [[maybe_unused]] uint64_t needs) { return saves; } \
   std::vector<Tensor> grad_##name([[maybe_unused]] const GradCall& c, [[maybe_unused]] const std::vector<Tensor>& go)
+
+template <class... I>
+constexpr uint64_t bits(I... i) {
+  return (uint64_t{0} | ... | (uint64_t{1} << i));
+}
+/// The declaration parts: inputs(0, 1) | outputs(0).
+template <class... I>
+constexpr GradSaves inputs(I... i) {
+  return {bits(i...), 0};
+}
+template <class... I>
+constexpr GradSaves outputs(I... i) {
+  return {0, bits(i...)};
+}
+constexpr GradSaves nothing{};
+constexpr GradSaves operator|(GradSaves a, GradSaves b) { return {a.inputs | b.inputs, a.outputs | b.outputs}; }
+/// `s` when `cond`, else nothing.
+constexpr GradSaves when(bool cond, GradSaves s) { return cond ? s : nothing; }
+constexpr bool needs_input(uint64_t needs, int i) { return ((needs >> i) & 1u) != 0; }
 
 template <class A>
 const A& attr_of(const GradCall& c) {
@@ -51,46 +75,47 @@ Tensor scatter_back(const Tensor& x, int axis, const Tensor& indices, const Tens
   return scatter_add(zeros_like(x), axis, indices, g);
 }
 
-INGOT_GRAD_RULE(none) { throw Error(fmt::format("{} is not differentiable", op_info(c.op).name)); }
+INGOT_GRAD_RULE(none, nothing) { throw Error(fmt::format("{} is not differentiable", op_info(c.op).name)); }
 
 // ---- unary ----
-INGOT_GRAD_RULE(neg) { return {-go[0]}; }
-INGOT_GRAD_RULE(abs) { return {go[0] * sign(c.inputs[0])}; }
-INGOT_GRAD_RULE(exp) { return {go[0] * c.outputs[0]}; }
-INGOT_GRAD_RULE(log) { return {go[0] / c.inputs[0]}; }
-INGOT_GRAD_RULE(log1p) { return {go[0] / (c.inputs[0] + 1.0)}; }
-INGOT_GRAD_RULE(sqrt) { return {go[0] / (c.outputs[0] * 2.0)}; }
-INGOT_GRAD_RULE(rsqrt) {
+INGOT_GRAD_RULE(neg, nothing) { return {-go[0]}; }
+INGOT_GRAD_RULE(abs, inputs(0)) { return {go[0] * sign(c.inputs[0])}; }
+INGOT_GRAD_RULE(exp, outputs(0)) { return {go[0] * c.outputs[0]}; }
+INGOT_GRAD_RULE(log, inputs(0)) { return {go[0] / c.inputs[0]}; }
+INGOT_GRAD_RULE(log1p, inputs(0)) { return {go[0] / (c.inputs[0] + 1.0)}; }
+INGOT_GRAD_RULE(sqrt, outputs(0)) { return {go[0] / (c.outputs[0] * 2.0)}; }
+INGOT_GRAD_RULE(rsqrt, outputs(0)) {
   const Tensor& y = c.outputs[0];
   return {go[0] * (y * y * y) * -0.5};
 }
-INGOT_GRAD_RULE(sin) { return {go[0] * cos(c.inputs[0])}; }
-INGOT_GRAD_RULE(cos) { return {-(go[0] * sin(c.inputs[0]))}; }
-INGOT_GRAD_RULE(tanh) {
+INGOT_GRAD_RULE(sin, inputs(0)) { return {go[0] * cos(c.inputs[0])}; }
+INGOT_GRAD_RULE(cos, inputs(0)) { return {-(go[0] * sin(c.inputs[0]))}; }
+INGOT_GRAD_RULE(tanh, outputs(0)) {
   const Tensor& y = c.outputs[0];
   return {go[0] * (1.0 - y * y)};
 }
-INGOT_GRAD_RULE(sigmoid) {
+INGOT_GRAD_RULE(sigmoid, outputs(0)) {
   const Tensor& y = c.outputs[0];
   return {go[0] * (y * (1.0 - y))};
 }
-INGOT_GRAD_RULE(relu) { return {relu_backward(go[0], c.inputs[0])}; }
-INGOT_GRAD_RULE(gelu) { return {go[0] * gelu_derivative(c.inputs[0])}; }
-INGOT_GRAD_RULE(erf) {
+// (relu(x) > 0 exactly where x > 0: the output serves, as in torch, and the input can go)
+INGOT_GRAD_RULE(relu, outputs(0)) { return {relu_backward(go[0], c.outputs[0])}; }
+INGOT_GRAD_RULE(gelu, inputs(0)) { return {go[0] * gelu_derivative(c.inputs[0])}; }
+INGOT_GRAD_RULE(erf, inputs(0)) {
   const Tensor& x = c.inputs[0];
   return {go[0] * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi))};
 }
-INGOT_GRAD_RULE(softplus) {
+INGOT_GRAD_RULE(softplus, inputs(0)) {
   const auto& a = attr_of<ingot_attr_softplus>(c);
   const Tensor bx = c.inputs[0] * a.beta;
   return {where(gt(bx, a.threshold), go[0], go[0] * sigmoid(bx))};
 }
-INGOT_GRAD_RULE(zero) { return {zeros_like(c.inputs[0])}; }
-INGOT_GRAD_RULE(reciprocal) {
+INGOT_GRAD_RULE(zero, nothing) { return {zeros_like(c.inputs[0])}; }
+INGOT_GRAD_RULE(reciprocal, outputs(0)) {
   const Tensor& y = c.outputs[0];
   return {-(go[0] * y * y)};
 }
-INGOT_GRAD_RULE(clamp) {
+INGOT_GRAD_RULE(clamp, inputs(0)) {
   const auto& a = attr_of<ingot_attr_clamp>(c);
   const Tensor& x = c.inputs[0];
   Tensor keep;
@@ -100,17 +125,19 @@ INGOT_GRAD_RULE(clamp) {
 }
 
 // ---- binary (broadcasting: every input gradient is summed back to the input's shape) ----
-INGOT_GRAD_RULE(add) { return {unbroadcast(go[0], c.inputs[0]), unbroadcast(go[0], c.inputs[1])}; }
-INGOT_GRAD_RULE(sub) { return {unbroadcast(go[0], c.inputs[0]), unbroadcast(-go[0], c.inputs[1])}; }
-INGOT_GRAD_RULE(mul) {
+INGOT_GRAD_RULE(add, nothing) { return {unbroadcast(go[0], c.inputs[0]), unbroadcast(go[0], c.inputs[1])}; }
+INGOT_GRAD_RULE(sub, nothing) { return {unbroadcast(go[0], c.inputs[0]), unbroadcast(-go[0], c.inputs[1])}; }
+// (x * mask: the mask's gradient is not needed, so x is not kept)
+INGOT_GRAD_RULE(mul, when(needs_input(needs, 0), inputs(1)) | when(needs_input(needs, 1), inputs(0))) {
   const Tensor &a = c.inputs[0], &b = c.inputs[1];
-  return {unbroadcast(go[0] * b, a), unbroadcast(go[0] * a, b)};
+  return {c.needs(0) ? unbroadcast(go[0] * b, a) : Tensor(), c.needs(1) ? unbroadcast(go[0] * a, b) : Tensor()};
 }
-INGOT_GRAD_RULE(div) {
+INGOT_GRAD_RULE(div, inputs(1) | when(needs_input(needs, 1), outputs(0))) {
   const Tensor &a = c.inputs[0], &b = c.inputs[1];
-  return {unbroadcast(go[0] / b, a), unbroadcast(-(go[0] * c.outputs[0]) / b, b)};
+  return {c.needs(0) ? unbroadcast(go[0] / b, a) : Tensor(),
+          c.needs(1) ? unbroadcast(-(go[0] * c.outputs[0]) / b, b) : Tensor()};
 }
-INGOT_GRAD_RULE(pow) {
+INGOT_GRAD_RULE(pow, inputs(0, 1) | outputs(0)) {
   const Tensor &a = c.inputs[0], &b = c.inputs[1], &y = c.outputs[0], &g = go[0];
   // torch's conventions at the edges: d/da is 0 where b == 0; d/db is 0 where a == 0 and b >= 0.
   const Tensor ga = where(eq(b, 0.0), 0.0, g * b * pow(a, b - 1.0));
@@ -124,20 +151,20 @@ std::vector<Tensor> select_grad(const GradCall& c, const Tensor& g, const Tensor
   const Tensor ga = where(a_wins, g, where(eq(a, b), g * 0.5, 0.0));
   return {unbroadcast(ga, a), unbroadcast(g - ga, b)};
 }
-INGOT_GRAD_RULE(maximum) { return select_grad(c, go[0], gt(c.inputs[0], c.inputs[1])); }
-INGOT_GRAD_RULE(minimum) { return select_grad(c, go[0], lt(c.inputs[0], c.inputs[1])); }
-INGOT_GRAD_RULE(where) {
+INGOT_GRAD_RULE(maximum, inputs(0, 1)) { return select_grad(c, go[0], gt(c.inputs[0], c.inputs[1])); }
+INGOT_GRAD_RULE(minimum, inputs(0, 1)) { return select_grad(c, go[0], lt(c.inputs[0], c.inputs[1])); }
+INGOT_GRAD_RULE(where, inputs(0)) {
   const Tensor& cond = c.inputs[0];
   return {Tensor(), unbroadcast(where(cond, go[0], 0.0), c.inputs[1]),
           unbroadcast(where(cond, 0.0, go[0]), c.inputs[2])};
 }
 
 // ---- reductions (the op's output keeps the input's rank, reduced dims = 1) ----
-INGOT_GRAD_RULE(sum) {
+INGOT_GRAD_RULE(sum, nothing) {
   const Tensor& x = c.inputs[0];
   return {go[0].reshape(c.outputs[0].shape()).expand(x.shape()).contiguous()};
 }
-INGOT_GRAD_RULE(mean) {
+INGOT_GRAD_RULE(mean, nothing) {
   const Tensor& x = c.inputs[0];
   const int64_t n_out = c.outputs[0].numel();
   const double count = n_out > 0 ? static_cast<double>(x.numel()) / static_cast<double>(n_out) : 1.0;
@@ -150,8 +177,8 @@ std::vector<Tensor> extremum_grad(const GradCall& c, const Tensor& g) {
   const Tensor count = sum_to_shape(hit.to(x.dtype()), y.shape());
   return {where(hit, g.reshape(y.shape()) / count, 0.0)};
 }
-INGOT_GRAD_RULE(max) { return extremum_grad(c, go[0]); }
-INGOT_GRAD_RULE(min) { return extremum_grad(c, go[0]); }
+INGOT_GRAD_RULE(max, inputs(0) | outputs(0)) { return extremum_grad(c, go[0]); }
+INGOT_GRAD_RULE(min, inputs(0) | outputs(0)) { return extremum_grad(c, go[0]); }
 
 // ---- linear algebra ----
 /// Gradient of a matmul's 2-D right operand b [K, N], in b's own memory order: Linear passes its
@@ -166,7 +193,19 @@ Tensor matmul_weight_grad(const Tensor& a, const Tensor& b, const Tensor& gp) {
   return transposed ? matmul(g2.transpose(0, 1), a2).transpose(0, 1) : matmul(a2.transpose(0, 1), g2);
 }
 
-INGOT_GRAD_RULE(matmul) {
+/// What matmul and conv2d read: the weight for the input's gradient, the input for the weight's,
+/// the output behind a fused ReLU, and everything behind a fused GELU (its pre-activation is
+/// recomputed). The bias gradient needs only shapes.
+template <class A>
+GradSaves fused_saves(const void* attrs, uint64_t needs) {
+  if (attrs == nullptr) return nothing;  // the rule refuses the call
+  const A& a = *static_cast<const A*>(attrs);
+  if (a.activation == INGOT_ACT_GELU) return inputs(0, 1) | when(a.has_bias != 0, inputs(2));
+  return when(needs_input(needs, 0), inputs(1)) | when(needs_input(needs, 1), inputs(0)) |
+         when(a.activation == INGOT_ACT_RELU, outputs(0));
+}
+
+INGOT_GRAD_RULE(matmul, fused_saves<ingot_attr_matmul>(attrs, needs)) {
   const auto& attr = attr_of<ingot_attr_matmul>(c);
   const Tensor &a = c.inputs[0], &b = c.inputs[1];
   const Tensor bias = attr.has_bias ? c.inputs[2] : Tensor();
@@ -177,7 +216,7 @@ INGOT_GRAD_RULE(matmul) {
   if (attr.has_bias) grads.push_back(c.needs(2) ? sum_to_shape(gp, bias.shape()) : Tensor());
   return grads;
 }
-INGOT_GRAD_RULE(conv2d) {
+INGOT_GRAD_RULE(conv2d, fused_saves<ingot_attr_conv2d>(attrs, needs)) {
   const auto& attr = attr_of<ingot_attr_conv2d>(c);
   const Conv2dParams p = conv2d_params(attr);
   const Tensor &x = c.inputs[0], &w = c.inputs[1];
@@ -191,17 +230,17 @@ INGOT_GRAD_RULE(conv2d) {
 }
 
 // ---- pooling ----
-INGOT_GRAD_RULE(max_pool2d) {
+INGOT_GRAD_RULE(max_pool2d, inputs(0) | outputs(1)) {
   const Pool2dParams p = pool2d_params(attr_of<ingot_attr_pool2d>(c));
   return {max_pool2d_backward(go[0], c.inputs[0], c.outputs[1], p)};
 }
-INGOT_GRAD_RULE(avg_pool2d) {
+INGOT_GRAD_RULE(avg_pool2d, nothing) {
   const Pool2dParams p = pool2d_params(attr_of<ingot_attr_pool2d>(c));
   return {avg_pool2d_backward(go[0], c.inputs[0].shape(), p)};
 }
 
 // ---- shape and indexing ----
-INGOT_GRAD_RULE(concat) {
+INGOT_GRAD_RULE(concat, nothing) {
   const int axis = attr_of<ingot_attr_axis>(c).axis;
   std::vector<Tensor> grads;
   int64_t start = 0;
@@ -212,18 +251,18 @@ INGOT_GRAD_RULE(concat) {
   }
   return grads;
 }
-INGOT_GRAD_RULE(pad) {
+INGOT_GRAD_RULE(pad, nothing) {
   const auto& a = attr_of<ingot_attr_pad>(c);
   const Tensor& x = c.inputs[0];
   Tensor g = go[0];
   for (int d = 0; d < x.dim(); ++d) g = g.slice(d, a.pads[2 * d], a.pads[2 * d] + x.shape()[d]);
   return {g.contiguous()};
 }
-INGOT_GRAD_RULE(gather) {
+INGOT_GRAD_RULE(gather, inputs(1)) {
   const int axis = attr_of<ingot_attr_axis>(c).axis;
   return {scatter_back(c.inputs[0], axis, c.inputs[1], go[0]), Tensor()};
 }
-INGOT_GRAD_RULE(index_select) {
+INGOT_GRAD_RULE(index_select, inputs(1)) {
   const int axis = attr_of<ingot_attr_axis>(c).axis;
   const Tensor &x = c.inputs[0], &index = c.inputs[1];
   // Spread the 1-D index along the other dims so that scatter_add can add every slice back.
@@ -232,7 +271,7 @@ INGOT_GRAD_RULE(index_select) {
   const Tensor spread = index.reshape(lane).expand(go[0].shape()).contiguous();
   return {scatter_back(x, axis, spread, go[0]), Tensor()};
 }
-INGOT_GRAD_RULE(scatter_add) {
+INGOT_GRAD_RULE(scatter_add, inputs(1)) {
   const int axis = attr_of<ingot_attr_axis>(c).axis;
   const Tensor &index = c.inputs[1], &src = c.inputs[2];
   Tensor gsrc = gather(go[0], axis, index);
@@ -246,26 +285,30 @@ INGOT_GRAD_RULE(scatter_add) {
   }
   return {go[0], Tensor(), gsrc};
 }
-INGOT_GRAD_RULE(sort) {
+INGOT_GRAD_RULE(sort, outputs(1)) {
   const int axis = attr_of<ingot_attr_sort>(c).axis;
   return {scatter_back(c.inputs[0], axis, c.outputs[1], go[0])};
 }
-INGOT_GRAD_RULE(topk) {
+INGOT_GRAD_RULE(topk, outputs(1)) {
   const int axis = attr_of<ingot_attr_topk>(c).axis;
   return {scatter_back(c.inputs[0], axis, c.outputs[1], go[0])};
 }
 
 // ---- copies and casts ----
-INGOT_GRAD_RULE(copy) { return {go[0]}; }
-INGOT_GRAD_RULE(cast) {
+INGOT_GRAD_RULE(copy, nothing) { return {go[0]}; }
+INGOT_GRAD_RULE(cast, nothing) {
   const DType t = c.inputs[0].dtype();
   return {is_floating(t) ? go[0].to(t) : Tensor()};
 }
 
 // ---- normalisation ----
-INGOT_GRAD_RULE(softmax) { return {softmax_backward(c.outputs[0], go[0], attr_of<ingot_attr_axis>(c).axis)}; }
-INGOT_GRAD_RULE(log_softmax) { return {log_softmax_backward(c.outputs[0], go[0], attr_of<ingot_attr_axis>(c).axis)}; }
-INGOT_GRAD_RULE(layer_norm) {
+INGOT_GRAD_RULE(softmax, outputs(0)) {
+  return {softmax_backward(c.outputs[0], go[0], attr_of<ingot_attr_axis>(c).axis)};
+}
+INGOT_GRAD_RULE(log_softmax, outputs(0)) {
+  return {log_softmax_backward(c.outputs[0], go[0], attr_of<ingot_attr_axis>(c).axis)};
+}
+INGOT_GRAD_RULE(layer_norm, inputs(0, 1) | outputs(1, 2)) {
   const auto& a = attr_of<ingot_attr_layer_norm>(c);
   const Tensor& x = c.inputs[0];
   const Shape normalized(x.shape().data() + (x.dim() - a.normalized_ndim), a.normalized_ndim);
@@ -273,7 +316,7 @@ INGOT_GRAD_RULE(layer_norm) {
   if (!a.has_affine) return {r.grad_x, Tensor(), Tensor()};
   return {r.grad_x, r.grad_weight, r.grad_bias};
 }
-INGOT_GRAD_RULE(batch_norm) {
+INGOT_GRAD_RULE(batch_norm, inputs(0, 1) | outputs(1, 2)) {
   const auto& a = attr_of<ingot_attr_batch_norm>(c);
   const NormGrads r =
       batch_norm_backward(go[0], c.inputs[0], c.inputs[1], c.outputs[1], c.outputs[2], a.training != 0, a.eps);
@@ -281,7 +324,7 @@ INGOT_GRAD_RULE(batch_norm) {
   return {r.grad_x, r.grad_weight, r.grad_bias, Tensor(), Tensor()};
 }
 
-INGOT_GRAD_RULE(dropout) {
+INGOT_GRAD_RULE(dropout, outputs(1)) {
   const double p = attr_of<ingot_attr_rng>(c).a;
   if (p >= 1.0) return {zeros_like(c.inputs[0])};
   return {where(c.outputs[1], go[0] * (1.0 / (1.0 - p)), 0.0)};
@@ -296,12 +339,29 @@ constexpr GradRule kRules[] = {
 };
 static_assert(sizeof(kRules) / sizeof(kRules[0]) == INGOT_OP_COUNT, "one gradient rule per op");
 
+using SavesFn = GradSaves (*)(const void* attrs, uint64_t needs);
+constexpr SavesFn kSaves[] = {
+#define INGOT_OP(ENUM, name, family, n_in, n_out, attr, dtypes, grad) &saves_##grad,
+#include "ingot/plugin/op_table.def"
+#undef INGOT_OP
+};
+static_assert(sizeof(kSaves) / sizeof(kSaves[0]) == INGOT_OP_COUNT, "one declaration per op");
+
 }  // namespace
 
 GradRule grad_rule(OpKind op) {
   INGOT_CHECK(op >= 0 && op < INGOT_OP_COUNT, "grad_rule: op kind {} out of range", static_cast<int>(op));
   const GradRule rule = kRules[op];
   return rule == &grad_none ? nullptr : rule;
+}
+
+GradSaves grad_saves(OpKind op, const void* attrs, uint64_t needs_grad) {
+  INGOT_CHECK(op >= 0 && op < INGOT_OP_COUNT, "grad_saves: op kind {} out of range", static_cast<int>(op));
+  return kSaves[op](attrs, needs_grad);
+}
+
+bool has_grad_saves(OpKind op) {
+  return op >= 0 && op < INGOT_OP_COUNT && kRules[op] != &grad_none && kSaves[op] != &saves_none;
 }
 
 }  // namespace ingot

@@ -4,19 +4,25 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ingot/autograd/saved_tensors.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
 
 namespace ingot::autograd {
 
-OpNode::OpNode(OpKind op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, const void* attrs)
-    : Node(static_cast<int>(outputs.size())), op_(op), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {
+OpNode::OpNode(OpKind op, SavedTensors saved, const void* attrs)
+    : Node(static_cast<int>(saved.outputs.size())), op_(op), saved_(std::move(saved)) {
   const size_t size = op_info(op).attr_size;
   if (attrs != nullptr && size > 0) {
     attrs_.resize((size + sizeof(uint64_t) - 1) / sizeof(uint64_t));
     std::memcpy(attrs_.data(), attrs, size);
     has_attrs_ = true;
   }
+}
+
+void OpNode::set_frame(std::shared_ptr<CheckpointFrame> frame, size_t index) {
+  frame_ = std::move(frame);
+  frame_index_ = index;
 }
 
 std::string OpNode::name() const { return std::string(op_info(op_).name) + "Backward"; }
@@ -26,23 +32,44 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>& grad_outputs) {
               "{}: trying to backward through the graph a second time (its saved tensors were freed): pass "
               "retain_graph=true to the first backward",
               name());
-  const GradRule rule = grad_rule(op_);
-  INGOT_CHECK(rule != nullptr, "{}: op {} has no gradient rule", name(), op_info(op_).name);
-  if (!grad_outputs[0].defined()) grad_outputs[0] = zeros_like(outputs_[0]);
-  GradCall call{op_, inputs_, outputs_, has_attrs_ ? attrs_.data() : nullptr};
+  INGOT_CHECK(grad_rule(op_) != nullptr, "{}: op {} has no gradient rule", name(), op_info(op_).name);
+  if (!grad_outputs[0].defined()) grad_outputs[0] = zeros_like(saved_.outputs[0]);
+  GradCall call{op_, {}, {}, attrs()};
   const auto& edges = next_edges();
   call.needs_grad = 0;
   for (size_t i = 0; i < std::min<size_t>(edges.size(), 64); ++i)
     if (edges[i].valid()) call.needs_grad |= uint64_t{1} << i;
-  std::vector<Tensor> grads = rule(call, grad_outputs);
-  INGOT_CHECK(grads.size() == inputs_.size(), "{}: gradient rule returned {} gradients for {} inputs", name(),
-              grads.size(), inputs_.size());
+  if (frame_ != nullptr) {
+    // A checkpointed segment's node: the real tensors live only while its rule runs.
+    SavedTensors s = frame_->unpack(frame_index_, op_);
+    const auto same = [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+      if (a.size() != b.size()) return false;
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].defined() != b[i].defined() ||
+            (a[i].defined() && (!(a[i].shape() == b[i].shape()) || a[i].dtype() != b[i].dtype())))
+          return false;
+      return true;
+    };
+    INGOT_CHECK(
+        same(s.inputs, saved_.inputs) && same(s.outputs, saved_.outputs),
+        "{}: the checkpointed segment's recomputation gave tensors of other shapes or dtypes than its forward: a "
+        "checkpointed segment must compute the same thing every time",
+        name());
+    call.inputs = std::move(s.inputs);
+    call.outputs = std::move(s.outputs);
+  } else {
+    call.inputs = saved_.inputs;
+    call.outputs = saved_.outputs;
+  }
+  std::vector<Tensor> grads = run_grad_rule(call, grad_outputs);
+  INGOT_CHECK(grads.size() == saved_.inputs.size(), "{}: gradient rule returned {} gradients for {} inputs", name(),
+              grads.size(), saved_.inputs.size());
   return grads;
 }
 
 void OpNode::release() {
-  inputs_.clear();
-  outputs_.clear();
+  saved_ = {};
+  frame_.reset();
   released_ = true;
 }
 

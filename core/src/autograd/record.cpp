@@ -3,6 +3,8 @@
 
 #include <atomic>
 
+#include "checkpoint_frame.h"
+#include "ingot/autograd/saved_tensors.h"
 #include "ingot/runtime/dispatch_chain.h"
 #include "nodes.h"
 
@@ -57,14 +59,29 @@ void record_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<T
   bool any = false;
   for (const Tensor& t : inputs) any = any || needs_grad(t);
   if (!any) return;
-  std::vector<Tensor> saved_in, saved_out;
-  saved_in.reserve(inputs.size());
-  saved_out.reserve(outputs.size());
-  for (const Tensor& t : inputs) saved_in.push_back(saved_alias(t));
-  for (const Tensor& t : outputs) saved_out.push_back(saved_alias(t));
-  auto node = std::make_shared<OpNode>(op, std::move(saved_in), std::move(saved_out), attrs);
-  node->next_edges().reserve(inputs.size());
-  for (const Tensor& t : inputs) node->next_edges().push_back(gradient_edge(t));
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  uint64_t needs = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    edges.push_back(gradient_edge(inputs[i]));
+    if (i < 64 && edges.back().valid()) needs |= uint64_t{1} << i;
+  }
+  const GradSaves saves = grad_saves(op, attrs, needs);
+  const SavedTensorsScope* scope = saves.empty() ? nullptr : saved_tensors_scope();
+  // In a checkpointed segment's forward the node keeps stand-ins only: its frame recomputes the
+  // rest when the backward pass reaches it.
+  const bool stand_ins_only = scope != nullptr && !scope->recomputing;
+  SavedTensors saved;
+  saved.inputs.reserve(inputs.size());
+  saved.outputs.reserve(outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    saved.inputs.push_back(saves.input(i) && !stand_ins_only ? saved_alias(inputs[i]) : shape_only(inputs[i]));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    saved.outputs.push_back(saves.output(i) && !stand_ins_only ? saved_alias(outputs[i]) : shape_only(outputs[i]));
+  if (scope != nullptr && scope->recomputing) scope->frame->capture(op, saved);
+  auto node = std::make_shared<OpNode>(op, std::move(saved), attrs);
+  if (stand_ins_only) node->set_frame(scope->frame->shared_from_this(), scope->frame->add_node(op));
+  node->next_edges() = std::move(edges);
   for (size_t i = 0; i < outputs.size(); ++i) set_history(outputs[i], node, static_cast<int>(i));
 }
 
@@ -75,6 +92,7 @@ class Recorder final : public OpInterceptor {
  public:
   const char* name() const override { return "autograd"; }
   std::vector<Tensor> intercept(const OpCall& call, const DispatchNext& next) override {
+    refuse_shape_only(call.op, *call.inputs);  // a gradient rule reading what it did not declare
     std::vector<Tensor> outputs = next(call);
     record_op(call.op, *call.inputs, outputs, call.attrs);
     return outputs;

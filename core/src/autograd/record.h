@@ -21,8 +21,13 @@ inline bool needs_grad(const Tensor& t) { return t.defined() && t.requires_grad(
 void install_recorder();
 
 /// Records a call of a differentiable op of the op table when any input requires grad and
-/// grad mode is on; marks its floating outputs as produced by the new node.
+/// grad mode is on; marks its floating outputs as produced by the new node, which keeps the
+/// tensors its rule declares (grad_saves) and shape-only stand-ins of the others.
 void record_op(OpKind op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, const void* attrs);
+
+/// Throws when an input of `op` is a shape-only stand-in (saved_tensors.h), naming the gradient
+/// rule that ran it: the recorder calls it for every op.
+void refuse_shape_only(OpKind op, const std::vector<Tensor>& inputs);
 
 /// Backward of a view or copy: the gradient of its input from the gradient of its output.
 using ViewBackward = std::function<Tensor(const Tensor& grad)>;

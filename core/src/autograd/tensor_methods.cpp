@@ -264,6 +264,7 @@ Tensor Tensor::to(Device dev) const {
 
 void Tensor::copy_(const Tensor& src) const {
   check_inplace(*this, "copy_");
+  autograd::refuse_shape_only(INGOT_OP_COPY, {src, *this});  // in-place ops bypass the dispatch chain
   INGOT_CHECK(!GradMode::is_enabled() || !src.requires_grad(),
               "copy_: the source requires grad and an in-place copy would drop its gradient: use clone() or an op, "
               "or copy under NoGradGuard");
@@ -275,6 +276,7 @@ void Tensor::copy_(const Tensor& src) const {
 
 void Tensor::fill_(double value) const {
   check_inplace(*this, "fill_");
+  autograd::refuse_shape_only(INGOT_OP_FILL, {*this});
   auto attr = make_attr<ingot_attr_scalar>();
   attr.value = value;
   run_op_into(INGOT_OP_FILL, {}, {*this}, &attr);

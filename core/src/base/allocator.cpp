@@ -34,16 +34,16 @@ void* CachingHostAllocator::allocate(size_t bytes) {
     cache_.erase(it);
     ++stats_.cache_hits;
   } else {
+    // No retry here: the caller (core's guarded allocator) empties the cache and tries again,
+    // the same way for the host and for devices.
+    if (limit_ > 0 && stats_.reserved + static_cast<int64_t>(size) > limit_)
+      throw OutOfMemoryError(
+          fmt::format("host allocation of {} bytes would pass the host allocator's limit of {} "
+                      "bytes ({} reserved)",
+                      size, limit_, stats_.reserved));
     ptr = std::aligned_alloc(kAlignment, size);
-    if (ptr == nullptr) {  // give the cache back to the system and retry once
-      for (auto& [s, p] : cache_) std::free(p), stats_.reserved -= static_cast<int64_t>(s);
-      cache_.clear();
-      ptr = std::aligned_alloc(kAlignment, size);
-    }
     if (ptr == nullptr)
-      throw OutOfMemoryError(fmt::format("host allocation of {} bytes failed ({} bytes allocated, {} reserved); "
-                                         "try a smaller batch size",
-                                         size, stats_.allocated, stats_.reserved));
+      throw OutOfMemoryError(fmt::format("host allocation of {} bytes failed: the system has no more memory", size));
     stats_.reserved += static_cast<int64_t>(size);
   }
   stats_.allocated += static_cast<int64_t>(size);
@@ -67,6 +67,16 @@ MemoryStats CachingHostAllocator::stats() const {
 void CachingHostAllocator::reset_peak() {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.peak_allocated = stats_.allocated;
+}
+
+void CachingHostAllocator::set_limit(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  limit_ = bytes > 0 ? bytes : 0;
+}
+
+int64_t CachingHostAllocator::limit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return limit_;
 }
 
 void CachingHostAllocator::empty_cache() {

@@ -1,6 +1,7 @@
 // BatchNorm2d on ingot::batch_norm, which updates the running statistics in place.
 #include "ingot/nn/batch_norm.h"
 
+#include "ingot/autograd/checkpoint.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/norm.h"
@@ -26,11 +27,18 @@ BatchNorm2d::BatchNorm2d(int64_t num_features, const BatchNormOptions& options)
 Tensor BatchNorm2d::forward(const Tensor& x) {
   output_shape(x.shape());
   const bool batch_stats = is_training() || !options_.track_running_stats;
-  if (is_training() && options_.track_running_stats) {
+  // A checkpointed segment recomputed in the backward pass normalises the same batch with the
+  // same batch statistics, but its forward already moved the running statistics: they are not
+  // passed (batch_norm then updates scratch copies) and the count stays.
+  const bool update = batch_stats && options_.track_running_stats && !autograd::is_recomputing();
+  if (is_training() && options_.track_running_stats && update) {
     NoGradGuard no_grad;
     num_batches_tracked_.fill_(num_batches_tracked_.item() + 1);
   }
-  return batch_norm(x, weight_, bias_, running_mean_, running_var_, batch_stats, options_.momentum, options_.eps).y;
+  const bool pass_stats = !batch_stats || update;
+  return batch_norm(x, weight_, bias_, pass_stats ? running_mean_ : Tensor(), pass_stats ? running_var_ : Tensor(),
+                    batch_stats, options_.momentum, options_.eps)
+      .y;
 }
 
 Shape BatchNorm2d::output_shape(const Shape& input) const {

@@ -18,12 +18,13 @@ namespace {
 
 thread_local bool fusion_enabled = true;
 
-/// `m` as a T when its dynamic type is exactly T (a subclass may override forward) and no hook
-/// watches it (a hooked layer runs through its own operator(), so its hooks see it).
+/// `m` as a T when its dynamic type is exactly T (a subclass may override forward) and it need
+/// not run alone (a hooked or checkpointed layer runs through its own operator(), so its hooks
+/// see it and its segment is its own).
 template <class T>
 T* exactly(const ModulePtr& m) {
   Module* p = m.get();
-  return p != nullptr && typeid(*p) == typeid(T) && !p->has_hooks() ? static_cast<T*>(p) : nullptr;
+  return p != nullptr && typeid(*p) == typeid(T) && !p->runs_alone() ? static_cast<T*>(p) : nullptr;
 }
 
 /// Whether an op on these tensors is recorded into the autograd graph.
@@ -121,7 +122,7 @@ FoldedConv fold_batch_norm(const Conv2d& conv, const BatchNorm2d& bn) {
 
 Tensor conv_bn_act(Conv2d& conv, BatchNorm2d* bn, Activation act, const Tensor& x) {
   const bool fold = bn == nullptr || (batch_norm_foldable(*bn) && bn->num_features() == conv.out_channels());
-  if (!FusionMode::is_enabled() || !fold || conv.has_hooks() || (bn != nullptr && bn->has_hooks())) {
+  if (!FusionMode::is_enabled() || !fold || conv.runs_alone() || (bn != nullptr && bn->runs_alone())) {
     Tensor y = conv(x);
     if (bn != nullptr) y = (*bn)(y);
     return apply(act, y);

@@ -183,6 +183,7 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
   const LayerRegistry::Entry& it = reg.get(type, file, entry);
   Schema keys = it.schema;
   keys.string("type", true);
+  keys.boolean("checkpoint");  // any layer or block: a checkpointed segment of its own
   if (entry.IsMap()) {
     keys.validate(entry, file, path);
   } else {
@@ -199,7 +200,10 @@ ModulePtr build_layer(const YAML::Node& entry, const std::string& file, const st
     // (a bare name gets a map of its own: assigning to a copy of `entry` would change the config)
     YAML::Node bare(YAML::NodeType::Map);
     bare["type"] = type;
-    return it.make(entry.IsMap() ? entry : bare, file, LayerContext{path, input, gen, dropout_gen});
+    ModulePtr layer = it.make(entry.IsMap() ? entry : bare, file, LayerContext{path, input, gen, dropout_gen});
+    if (entry.IsMap() && entry["checkpoint"].IsDefined() && !entry["checkpoint"].IsNull())
+      layer->set_checkpoint(entry["checkpoint"].as<bool>());
+    return layer;
   } catch (const ConfigError&) {
     throw;
   } catch (const Error& e) {  // a value the layer refuses (groups not dividing channels, ...)

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ingot/base/grad_mode.h"
+#include "ingot/nn/checkpoint.h"
 
 namespace ingot::nn {
 
@@ -72,12 +73,18 @@ uint64_t next_hook_id() {
 }
 }  // namespace
 
+Tensor Module::run_forward(const Tensor& x) {
+  if (!checkpoint_) return forward(x);
+  const auto run = [this](const Tensor& in) { return forward(in); };
+  return run_checkpointed({this}, run, x);
+}
+
 Tensor Module::operator()(const Tensor& x) {
-  if (!has_hooks()) return forward(x);
+  if (!has_hooks()) return run_forward(x);
   Tensor input = x;
   for (const auto& [id, hook] : std::vector(pre_hooks_))  // a copy: a hook may remove itself
     if (std::optional<Tensor> changed = hook(*this, input)) input = *changed;
-  Tensor output = forward(input);
+  Tensor output = run_forward(input);
   for (const auto& [id, hook] : std::vector(post_hooks_))
     if (std::optional<Tensor> changed = hook(*this, input, output)) output = *changed;
   return output;

@@ -1,7 +1,13 @@
 // Sequential: forward and shape inference chain the children; forward runs fusable runs of
-// children (Linear + ReLU, Conv2d + BatchNorm2d + ReLU in eval, ...) as one op (nn/fusion.h).
+// children (Linear + ReLU, Conv2d + BatchNorm2d + ReLU in eval, ...) as one op (nn/fusion.h), and
+// with checkpoint segments set, runs all segments but the last as checkpointed segments.
 #include "ingot/nn/sequential.h"
 
+#include <algorithm>
+#include <memory>
+
+#include "ingot/base/grad_mode.h"
+#include "ingot/nn/checkpoint.h"
 #include "ingot/nn/fusion.h"
 
 namespace ingot::nn {
@@ -17,10 +23,52 @@ Sequential& Sequential::push_back(const std::string& name, ModulePtr module) {
   return *this;
 }
 
+namespace {
+
+using Layers = std::vector<std::pair<std::string, ModulePtr>>;
+
+/// Runs the fusable runs of `layers` that start in [begin, end) (the last may reach past `end`:
+/// a boundary never splits Linear | ReLU, so a segment computes what the plain forward does).
+/// Returns where the next run starts.
+size_t run_layers(const Layers& layers, size_t begin, size_t end, Tensor& y) {
+  size_t i = begin;
+  while (i < end) i += forward_fused(layers, i, y);
+  return i;
+}
+
+}  // namespace
+
 Tensor Sequential::forward(const Tensor& x) {
+  const Layers& layers = named_children();
+  const auto n = static_cast<int64_t>(layers.size());
   Tensor y = x;
-  const auto& layers = named_children();
-  for (size_t i = 0; i < layers.size();) i += forward_fused(layers, i, y);
+  if (checkpoint_segments_ <= 1 || checkpoint_segments_ > n || !GradMode::is_enabled()) {
+    run_layers(layers, 0, layers.size(), y);
+    return y;
+  }
+  // torch.utils.checkpoint_sequential's split: n / segments layers each, the rest in the last,
+  // which is not checkpointed (its output is needed at once).
+  const auto per = static_cast<size_t>(n / checkpoint_segments_);
+  const auto shared = std::make_shared<const Layers>(layers);  // the graph may outlive a replace_child
+  size_t i = 0;
+  for (int64_t s = 0; s + 1 < checkpoint_segments_; ++s) {
+    const size_t end = (static_cast<size_t>(s) + 1) * per;
+    // (the previous segment's last fused run may have covered this one)
+    if (i >= end) continue;
+    std::vector<Module*> modules;  // (and the ones a run may fuse past the boundary)
+    for (size_t j = i; j < std::min(layers.size(), end + 2); ++j) modules.push_back(layers[j].second.get());
+    auto next = std::make_shared<size_t>(i);
+    y = run_checkpointed(
+        modules,
+        [shared, begin = i, end, next](const Tensor& in) {
+          Tensor out = in;
+          *next = run_layers(*shared, begin, end, out);
+          return out;
+        },
+        y);
+    i = *next;
+  }
+  run_layers(layers, i, layers.size(), y);
   return y;
 }
 

@@ -27,7 +27,18 @@ Tensor draw(OpKind op, const Shape& shape, double a, double b, DType dtype, Gene
 
 }  // namespace
 
+namespace {
+thread_local GeneratorObserver* t_observer = nullptr;
+}  // namespace
+
+GeneratorObserver* set_generator_observer(GeneratorObserver* observer) {
+  GeneratorObserver* prev = t_observer;
+  t_observer = observer;
+  return prev;
+}
+
 Generator::State Generator::next(int64_t n) {
+  if (t_observer != nullptr) t_observer->before_draw(*this);
   const State used = state_;
   state_.offset += sdk::philox_advance(static_cast<uint64_t>(n));
   return used;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "dispatch_terminal.h"
 #include "ingot/base/allocator.h"
 #include "ingot/runtime/logging.h"
+#include "ingot/runtime/memory_tracker.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/registry.h"
@@ -20,12 +22,18 @@
 namespace ingot {
 namespace {
 
+/// The host's guarded allocator (retry after emptying the cache, memory tracking).
+Allocator& host_memory() {
+  static Allocator& host = BackendRegistry::instance().allocator(Device::cpu());
+  return host;
+}
+
 /// Workspace blocks handed out during one backend call, returned when it ends.
 struct Workspace {
   std::vector<std::pair<void*, size_t>> blocks;
   ~Workspace() { release(); }
   void release() {
-    for (auto& [p, n] : blocks) host_allocator().deallocate(p, n);
+    for (auto& [p, n] : blocks) host_memory().deallocate(p, n);
     blocks.clear();
   }
 };
@@ -34,7 +42,7 @@ thread_local Workspace t_workspace;
 
 ingot_status* workspace_alloc(void* host, size_t bytes, void** ptr) {
   auto* ws = static_cast<Workspace*>(host);
-  *ptr = host_allocator().allocate(bytes);  // throws only on exhaustion, caught below
+  *ptr = host_memory().allocate(bytes);  // throws only on exhaustion, caught below
   ws->blocks.emplace_back(*ptr, bytes);
   return nullptr;
 }
@@ -204,6 +212,8 @@ std::vector<Tensor> run_on_host(const OpCall& call) {
   host.reserve(inputs.size());
   for (const Tensor& t : inputs) host.push_back(t.defined() ? host_copy(t).host : t);
   std::vector<Tensor> result = detail::run_on_backend({op, &host, call.outputs, call.attrs, Device::cpu()});
+  std::optional<AllocationLabel> label;  // the device copies are the op's outputs
+  if (MemoryTracker::enabled()) label.emplace(op_info(op).name, "output", nullptr, DType::F32);
   for (Tensor& t : result) t = t.to(device);
   return result;
 }
@@ -216,6 +226,9 @@ void execute(const Backend& b, OpKind op, const std::vector<ingot_tensor_desc>& 
   struct Release {
     ~Release() { t_workspace.release(); }
   } release;
+  // What the backend allocates during the call (workspaces, temporaries) is named for the op.
+  std::optional<AllocationLabel> label;
+  if (MemoryTracker::enabled()) label.emplace(op_info(op).name, "workspace", nullptr, DType::F32);
   b.execute(op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), attrs, ctx);
 }
 
@@ -293,7 +306,11 @@ std::vector<Tensor> run_on_backend(const OpCall& call) {
     b->choose_output_layout(op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()),
                             static_cast<int>(i), attrs);
     auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<Storage>(static_cast<size_t>(out[i].nbytes), device, alloc);
+    {
+      std::optional<AllocationLabel> label;
+      if (MemoryTracker::enabled()) label.emplace(op_info(op).name, "output", &outputs[i].shape, outputs[i].dtype);
+      impl->storage = std::make_shared<Storage>(static_cast<size_t>(out[i].nbytes), device, alloc);
+    }
     impl->dtype = outputs[i].dtype;
     impl->shape = outputs[i].shape;
     impl->strides = contiguous_strides(outputs[i].shape);

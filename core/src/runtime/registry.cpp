@@ -7,6 +7,7 @@
 #include "backends/reference/reference_backend.h"
 #include "ingot/base/allocator.h"
 #include "ingot/base/error.h"
+#include "ingot/runtime/guarded_allocator.h"
 
 namespace ingot {
 namespace {
@@ -19,17 +20,21 @@ class BackendAllocator final : public Allocator {
     void* p = backend_.alloc(index_, bytes);
     stats_.allocations++;
     stats_.allocated += static_cast<int64_t>(bytes);
-    stats_.reserved = std::max(stats_.reserved, stats_.allocated);
+    stats_.reserved = stats_.allocated;  // the backend's cache is not visible from here
     stats_.peak_allocated = std::max(stats_.peak_allocated, stats_.allocated);
     return p;
   }
   void deallocate(void* ptr, size_t bytes) override {
     backend_.free(index_, ptr);
     stats_.allocated -= static_cast<int64_t>(bytes);
+    stats_.reserved = stats_.allocated;
   }
   MemoryStats stats() const override { return stats_; }
   void reset_peak() override { stats_.peak_allocated = stats_.allocated; }
-  void empty_cache() override {}
+  // What the backend caches is what the retry after an out-of-memory error can give back.
+  void empty_cache() override {
+    if (backend_.offers_memory_stats()) backend_.empty_cache(index_);
+  }
 
  private:
   const Backend& backend_;
@@ -123,11 +128,14 @@ const Backend& BackendRegistry::device_backend(Device device) const {
 }
 
 Allocator& BackendRegistry::allocator(Device device) {
-  if (device.is_cpu()) return host_allocator();
+  if (device.is_cpu()) {
+    static auto* host = new GuardedAllocator(Device::cpu(), host_allocator());  // lives as long as the host's
+    return *host;
+  }
   const Backend& b = device_backend(device);
   std::lock_guard<std::mutex> lock(allocators_mu_);
   auto& slot = device_allocators_[{static_cast<int32_t>(device.kind), device.index}];
-  if (!slot) slot = std::make_unique<BackendAllocator>(b, device.index);
+  if (!slot) slot = std::make_unique<GuardedAllocator>(device, std::make_unique<BackendAllocator>(b, device.index));
   return *slot;
 }
 

@@ -1,8 +1,11 @@
 // The Tensor methods that need the runtime: allocation on a device through the registry, the
 // reorder of a backend's opaque layout back to strided, and the release of that layout.
+#include <optional>
+
 #include "ingot/base/error.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/dispatch.h"
+#include "ingot/runtime/memory_tracker.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/tensor/tensor.h"
 
@@ -12,6 +15,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) INGOT_CHECK_SHAPE(d >= 0, "negative dimension in shape {}", shape.str());
   auto impl = std::make_shared<TensorImpl>();
   const size_t nbytes = static_cast<size_t>(shape.numel() * dtype_size(dtype));
+  std::optional<AllocationLabel> label;  // (inside an op: that op's, with this shape)
+  if (MemoryTracker::enabled()) label.emplace(nullptr, "tensor", &shape, dtype);
   impl->storage = std::make_shared<Storage>(nbytes, device, BackendRegistry::instance().allocator(device));
   impl->dtype = dtype;
   impl->shape = shape;

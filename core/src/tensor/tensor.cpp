@@ -35,6 +35,10 @@ bool Tensor::is_contiguous() const {
 void* Tensor::raw_host_data() const {
   INGOT_CHECK(device().is_cpu(), "host access to a tensor on {}: call .to(Device::cpu()) first", device().str());
   if (is_opaque()) strided();
+  INGOT_CHECK(storage()->data() != nullptr || numel() == 0,
+              "host access to a tensor without data (a shape-only stand-in of a tensor that the autograd graph did "
+              "not keep; its shape {} and dtype {} are all it has)",
+              shape().str(), dtype_name(dtype()));
   return storage()->data();
 }
 

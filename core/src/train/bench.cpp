@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <ostream>
 #include <random>
 
+#include "ingot/amp/autocast.h"
 #include "ingot/base/allocator.h"
 #include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
@@ -19,6 +21,7 @@
 #include "ingot/config/overrides.h"
 #include "ingot/data/data_config.h"
 #include "ingot/io/safetensors.h"
+#include "ingot/nn/checkpoint.h"
 #include "ingot/nn/loss.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/ops/random.h"
@@ -61,17 +64,60 @@ Shape batched(int64_t batch, const Shape& sample) {
   return s;
 }
 
-/// One optimizer step on one batch; returns the loss (reading it waits for the step's work).
-double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, const nn::Loss& loss_fn) {
+/// How a training step runs: the loss, train.amp and its loss scaler.
+struct StepSetup {
+  const nn::Loss& loss;
+  const AmpConfig& amp;
+  amp::GradScaler& scaler;
+  std::vector<Tensor> params;
+};
+
+/// One optimizer step on one batch as `ingot run` takes it (autocast, loss scaling); returns the
+/// loss (reading it waits for the step's work).
+double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, StepSetup& setup) {
   ProfileScope phase("forward", "step");
-  const Tensor loss = loss_fn(model(x), y);
-  phase.next("backward");
-  loss.backward();
+  Tensor loss;
+  {
+    const amp::AutocastRegion region(setup.amp.dtype, setup.params, setup.amp.enabled);
+    loss = setup.loss(model(x), y);
+    phase.next("backward");
+    setup.scaler.scale(loss).backward();
+  }
   const double value = loss.item();
   phase.next("optimizer");
-  opt.step();
+  const bool finite = setup.scaler.unscale_(setup.params);
+  if (finite) opt.step();
+  setup.scaler.update(!finite);
   opt.zero_grad();
   return value;
+}
+
+/// bench/compare's activation memory, from one untimed training step (otherwise train_step):
+/// bytes allocated between the step's start and the end of forward and loss, i.e. what the graph
+/// keeps for backward (with autocast: the region's weight casts too), and the peak above the
+/// start during forward and backward (where checkpointing's recomputation shows).
+struct ActivationMemory {
+  int64_t kept = 0;
+  int64_t peak = 0;
+};
+ActivationMemory activation_memory_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y,
+                                        StepSetup& setup, const std::function<MemoryStats()>& stats,
+                                        const std::function<void()>& reset_peak) {
+  ActivationMemory m;
+  {
+    reset_peak();
+    const int64_t base = stats().allocated;
+    const amp::AutocastRegion region(setup.amp.dtype, setup.params, setup.amp.enabled);
+    const Tensor loss = setup.loss(model(x), y);
+    m.kept = stats().allocated - base;
+    setup.scaler.scale(loss).backward();
+    m.peak = stats().peak_allocated - base;
+  }
+  const bool finite = setup.scaler.unscale_(setup.params);
+  if (finite) opt.step();
+  setup.scaler.update(!finite);
+  opt.zero_grad();
+  return m;
 }
 
 /// A forward whose result is brought to the strided layout a caller would read.
@@ -130,6 +176,8 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   // train.optimizer and the loss only (with `ingot run`'s defaults): the schedule, epochs and the
   // rest do not apply here.
   const TrainConfig train_cfg = parse_train_config(cfg.node("train"), file);
+  if (train_cfg.checkpointing_segments > 0)  // train.checkpointing, as `ingot run` applies it
+    nn::apply_checkpointing(*model, train_cfg.checkpointing_segments, cfg.where("train.checkpointing.segments"));
   const Device device = sel.device;
   model->to(device);
   const std::unique_ptr<optim::Optimizer> opt =
@@ -163,24 +211,32 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   // Training.
   reset_op_counts();
   model->train();
-  for (int64_t i = 0; i < o.warmup; ++i) train_step(*model, *opt, x, y, train_cfg.loss);
+  amp::GradScaler scaler(train_cfg.amp.scaler);
+  StepSetup setup{train_cfg.loss, train_cfg.amp, scaler, model->parameters()};
+  if (train_cfg.amp.enabled) {
+    if (const std::string why = amp::autocast_unsupported_reason(device, train_cfg.amp.dtype); !why.empty())
+      throw ConfigError(fmt::format("{}: {}", cfg.where("train.amp.dtype"), why));
+    r.dtype = fmt::format("{} autocast", amp::amp_dtype_name(train_cfg.amp.dtype));
+  }
+  for (int64_t i = 0; i < o.warmup; ++i) train_step(*model, *opt, x, y, setup);
   // The device allocator's own counters where its backend reports them, else core's view of the
   // bytes it allocated there (no cache information).
   const bool device_stats = memory_stats_available(device);
   Allocator& core_view = BackendRegistry::instance().allocator(device);
   const auto stats_now = [&] { return device_stats ? memory_stats(device) : core_view.stats(); };
-  if (device_stats) {
-    reset_peak_memory_stats(device);
-  } else {
-    core_view.reset_peak();
-  }
+  const auto reset_peak = [&] { device_stats ? reset_peak_memory_stats(device) : core_view.reset_peak(); };
+  r.checkpointing_segments = train_cfg.checkpointing_segments;
+  const ActivationMemory activations = activation_memory_step(*model, *opt, x, y, setup, stats_now, reset_peak);
+  r.activation_bytes = activations.kept;
+  r.step_peak_bytes = activations.peak;
+  reset_peak();
   const MemoryStats before = stats_now();
   if (o.profile_dir) Profiler::instance().start();
   std::vector<double> step_ms, train_ips;
   double last_loss = 0.0;
   for (int64_t rep = 0; rep < o.repeat; ++rep) {
     const auto t0 = Clock::now();
-    for (int64_t i = 0; i < o.steps; ++i) last_loss = train_step(*model, *opt, x, y, train_cfg.loss);
+    for (int64_t i = 0; i < o.steps; ++i) last_loss = train_step(*model, *opt, x, y, setup);
     const double ms = ms_since(t0);
     step_ms.push_back(ms / static_cast<double>(o.steps));
     train_ips.push_back(1000.0 * static_cast<double>(r.batch_size * o.steps) / ms);
@@ -204,6 +260,10 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   const DType infer_type = o.infer_dtype == "bf16" ? DType::BF16 : DType::F32;
   if (infer_type != DType::F32) model->to(infer_type);
   const Tensor x_infer = x_infer_f32.to(infer_type).to(device), x_one = x_one_f32.to(infer_type).to(device);
+  // Under train.amp, inference runs under the same autocast policy (weights cast once).
+  const bool autocast = train_cfg.amp.enabled && infer_type == DType::F32;
+  const amp::AutocastRegion infer_region(train_cfg.amp.dtype, model->parameters(), autocast);
+  if (autocast) r.infer_dtype = r.dtype;
   for (int64_t i = 0; i < o.warmup; ++i) infer(*model, x_infer);
   std::vector<double> batch_ms, infer_ips;
   for (int64_t rep = 0; rep < o.repeat; ++rep) {

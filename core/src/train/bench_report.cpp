@@ -57,7 +57,10 @@ std::string BenchResult::to_json() const {
   j["latency_b1_ms"] = {{"median", latency_b1_median_ms}, {"p90", latency_b1_p90_ms}};
   j["memory"] = {{"peak_allocated_bytes", peak_allocated_bytes},
                  {"peak_rss_bytes", peak_rss_bytes},
-                 {"train_cache_hit_rate", train_cache_hit_rate}};
+                 {"train_cache_hit_rate", train_cache_hit_rate},
+                 {"activation_bytes", activation_bytes},
+                 {"step_peak_bytes", step_peak_bytes}};
+  j["checkpointing_segments"] = checkpointing_segments;
   return j.dump();
 }
 
@@ -75,6 +78,10 @@ std::string BenchResult::table() const {
       "memory: peak allocated {:.1f} MiB (timed training), peak RSS {:.1f} MiB, allocator cache hits "
       "{:.1f}% during timed steps\n",
       mib(peak_allocated_bytes), mib(peak_rss_bytes), 100.0 * train_cache_hit_rate);
+  s += fmt::format(
+      "activation memory: {:.1f} MiB kept from forward to backward, step peak {:.1f} MiB above its start{}\n",
+      mib(activation_bytes), mib(step_peak_bytes),
+      checkpointing_segments > 0 ? fmt::format(" ({} checkpointed segments)", checkpointing_segments) : "");
   return s;
 }
 

@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kModel = "model/";
 constexpr const char* kOptim = "optimizer/";
+constexpr const char* kScaler = "scaler/";
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -68,6 +69,7 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   meta["rng_seed"] = std::to_string(c.position.rng.seed);
   meta["rng_offset"] = std::to_string(c.position.rng.offset);
   for (const auto& [key, value] : c.optimizer.scalars) meta[kOptim + key] = value;
+  for (const auto& [key, value] : c.scaler) meta[kScaler + key] = value;
   io::save_safetensors(file, tensors, meta);
 }
 
@@ -108,8 +110,12 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
       throw InputError(fmt::format("{}: unexpected tensor '{}' in a checkpoint", file.string(), name));
     }
   }
-  for (const auto& [key, value] : f.metadata)
-    if (starts_with(key, kOptim)) c.optimizer.scalars.emplace(key.substr(std::char_traits<char>::length(kOptim)), value);
+  // Checkpoints written before the loss scaler was recorded have no "scaler/" keys: an empty map.
+  for (const auto& [key, value] : f.metadata) {
+    if (starts_with(key, kOptim))
+      c.optimizer.scalars.emplace(key.substr(std::char_traits<char>::length(kOptim)), value);
+    if (starts_with(key, kScaler)) c.scaler.emplace(key.substr(std::char_traits<char>::length(kScaler)), value);
+  }
   return c;
 }
 

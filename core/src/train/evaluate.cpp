@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "ingot/amp/autocast.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/nn/loss.h"
 #include "ingot/train/device_feeder.h"
@@ -10,13 +11,15 @@
 namespace ingot::train {
 
 EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names,
-                    const nn::Loss* loss) {
+                    const nn::Loss* loss, const AmpConfig* amp) {
   const nn::Loss fallback = loss == nullptr ? nn::make_loss(YAML::Node(), "") : nn::Loss{};
   const nn::Loss& loss_fn = loss == nullptr ? fallback : *loss;
   const auto t0 = std::chrono::steady_clock::now();
   const bool was_training = model.is_training();
   model.eval();
   NoGradGuard no_grad;
+  const bool autocast = amp != nullptr && amp->enabled;
+  const amp::AutocastRegion region(autocast ? amp->dtype : DType::BF16, model.parameters(), autocast);
   EvalResult r;
   r.confusion = ConfusionMatrix(loader.dataset().num_classes(), std::move(class_names));
   double loss_sum = 0.0;

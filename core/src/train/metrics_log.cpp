@@ -14,6 +14,7 @@
 
 #include "ingot/base/error.h"
 #include "ingot/io/atomic_write.h"
+#include "ingot/train/memory_watch.h"
 
 namespace ingot::train {
 namespace {
@@ -81,7 +82,22 @@ void MetricsLog::open(bool append) {
 }
 
 void MetricsLog::log(const Record& record) {
-  const std::string line = record.to_json() + "\n";
+  const auto& first = record.fields();
+  const std::string* event =
+      !first.empty() && first.front().first == "event" ? std::get_if<std::string>(&first.front().second) : nullptr;
+  const bool is_step = event != nullptr && *event == "train_step";
+  std::string line;
+  if (memory_ != nullptr && event != nullptr && (is_step || *event == "epoch")) {
+    memory_->sample();
+    const MemoryStats m = memory_->stats();
+    Record with = record;
+    with.set("mem_allocated_mb", to_mib(m.allocated))
+        .set("mem_reserved_mb", to_mib(m.reserved))
+        .set("mem_peak_mb", to_mib(m.peak_allocated));
+    line = with.to_json() + "\n";
+  } else {
+    line = record.to_json() + "\n";
+  }
   size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
@@ -89,10 +105,6 @@ void MetricsLog::log(const Record& record) {
     INGOT_CHECK(n > 0, "{}: writing a metrics line failed: {}", path_.string(), std::strerror(errno));
     written += static_cast<size_t>(n);
   }
-  const auto& first = record.fields();
-  const bool is_step = !first.empty() && first.front().first == "event" &&
-                       std::holds_alternative<std::string>(first.front().second) &&
-                       std::get<std::string>(first.front().second) == "train_step";
   if (!is_step) sync();
 }
 

@@ -10,9 +10,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "ingot/amp/autocast.h"
 #include "ingot/base/allocator.h"
 #include "ingot/data/data_config.h"
 #include "ingot/io/safetensors.h"
+#include "ingot/nn/checkpoint.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
@@ -23,6 +25,8 @@
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/interrupt.h"
 #include "ingot/train/memory_estimate.h"
+#include "ingot/train/memory_report.h"
+#include "ingot/train/out_of_memory.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
 
@@ -123,6 +127,13 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->data = data::parse_data_config(cfg.node("data"), file);
   s->train = parse_train_config(cfg.node("train"), file);
   s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen);
+  if (s->train.amp.enabled) {
+    if (const std::string why = amp::autocast_unsupported_reason(device, s->train.amp.dtype); !why.empty())
+      throw ConfigError(fmt::format("{}: {}", cfg.where("train.amp.dtype"), why));
+  }
+  s->scaler = std::make_unique<amp::GradScaler>(s->train.amp.scaler);
+  if (s->train.checkpointing_segments > 0)  // train.checkpointing: recompute segments in backward
+    nn::apply_checkpointing(*s->model, s->train.checkpointing_segments, cfg.where("train.checkpointing.segments"));
   s->loaders = data::make_data_loaders(s->data, s->seed);
   const Shape sample = s->loaders.train->dataset().sample_shape();
   if (const auto expected = nn::model_input_shape(cfg.node("model"), file); expected && !(*expected == sample))
@@ -149,10 +160,18 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   const int64_t dataset_bytes =
       (s->loaders.train->dataset().size() + s->loaders.test->dataset().size()) * sample.numel() * 4;
   s->memory = estimate_training_memory(*s->model, sample, s->data.batch_size, state,
-                                       s->data.workers * s->data.prefetch + 2, dataset_bytes, device);
+                                       s->data.workers * s->data.prefetch + 2, dataset_bytes, device,
+                                       {.element_bytes = s->train.amp.enabled ? 2 : 0,
+                                        .checkpoint_segments = s->train.checkpointing_segments});
   const bool trains = std::any_of(s->stages.begin(), s->stages.end(), [](const auto& st) { return st->trains(); });
   s->memory_budget = memory_budget(device);
-  if (trains && s->train.memory_check) check_memory_fits(s->memory, s->memory_budget, device);
+  if (trains && s->train.memory_check) {
+    try {
+      check_memory_fits(s->memory, s->memory_budget, device);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}; {}", e.what(), out_of_memory_levers(s->train, s->data.batch_size)));
+    }
+  }
   return s;
 }
 
@@ -217,6 +236,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   s.optimizer->load_state_dict(c.optimizer);
   s.position = c.position;
   s.dropout_gen.set_state(s.position.rng);
+  if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
   const int64_t dropped = s.metrics->truncate_after(s.position.step);
   s.out << fmt::format("resuming from {} (epoch {}, batch {}, step {}){}\n", ck.string(), s.position.epoch + 1,
                        s.position.batch, s.position.step,
@@ -232,6 +252,10 @@ void print_header(const PipelineState& s) {
   s.out << fmt::format("model: {} parameters on {}\n", s.model->num_parameters(), s.model->device().str());
   s.out << fmt::format("train: {} epochs, {} steps ({} per epoch), optimizer {}, loss {}\n", s.plan.epochs,
                        s.plan.total_steps, s.plan.steps_per_epoch, s.optimizer->type(), s.train.loss.type);
+  if (s.train.amp.enabled)
+    s.out << fmt::format("amp: {} autocast (matmul and conv in {}, f32 weights and optimizer state), loss scaling {}\n",
+                         amp::amp_dtype_name(s.train.amp.dtype), amp::amp_dtype_name(s.train.amp.dtype),
+                         s.scaler->enabled() ? fmt::format("from {}", s.scaler->get_scale()) : std::string("off"));
   const Device device = s.model->device();
   const MemoryBudget& budget = s.memory_budget;
   s.out << fmt::format("memory: {}{}\n", s.memory.str(),
@@ -252,7 +276,11 @@ void run_stages(PipelineState& s) {
       s.out << fmt::format("interrupted before the {} stage: stopped there\n", stage->name());
       return;
     }
-    if (!stage->run(s)) return;
+    s.memory_watch->begin_stage(stage->name());
+    const bool go_on = stage->run(s);
+    s.memory_watch->end_stage();
+    s.memory_watch->empty_caches();  // the next stage starts from what is live, the caches given back
+    if (!go_on) return;
     for (const auto& cb : s.callbacks) cb->on_stage_end(ts, stage->name());
   }
 }
@@ -272,10 +300,13 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
       .set("ops_by_backend", RawJson{ops_by_backend_json()})
       .set("backends", fmt::format("{}", fmt::join(backends.enabled, ",")))
       .set("parameters", s.model->num_parameters())
-      .set("peak_host_bytes", host_allocator().stats().peak_allocated);
+      .set("peak_host_bytes", s.memory_watch->run_peak(Device::cpu()));
   if (const Device d = s.model->device(); !d.is_cpu() && memory_stats_available(d))
-    summary.set("peak_device_bytes", memory_stats(d).peak_allocated);
+    summary.set("peak_device_bytes", s.memory_watch->run_peak(d));
   if (!backends.note.empty()) summary.set("fallback", backends.note);
+  if (s.train.amp.enabled) summary.set("amp", amp::amp_dtype_name(s.train.amp.dtype));
+  if (s.scaler->enabled())
+    summary.set("loss_scale", s.scaler->get_scale()).set("amp_skipped_steps", s.scaler->skipped_steps());
   if (s.last_eval) summary.set("test_accuracy", s.last_eval->accuracy).set("test_loss", s.last_eval->loss);
   if (!s.failure.empty()) summary.set("error", s.failure);
   s.run->write_summary(summary.to_json());
@@ -310,22 +341,33 @@ bool is_pipeline(const config::Config& config) {
 int run_pipeline(const config::Config& cfg, const config::BackendSelection& backends, const RunOptions& options,
                  std::ostream& out) {
   const auto t_start = std::chrono::steady_clock::now();
+  // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
+  auto watch = std::make_unique<MemoryWatch>(backends.device, options.memory_report);
   const std::unique_ptr<PipelineState> state = build(cfg, backends.device, out);
   PipelineState& s = *state;
+  s.memory_watch = std::move(watch);
   reset_op_counts();
   open_run(s, backends, options);
   print_header(s);
   s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
+  s.progress->watch_memory(s.memory_watch.get());
+  s.metrics->watch_memory(s.memory_watch.get());
+  const auto report = [&] {
+    if (options.memory_report) write_memory_report(*s.memory_watch, s.cfg.name(), s.run->path() / "memory.md", out);
+  };
   try {
     run_stages(s);
   } catch (const OutOfMemoryError& e) {
     // The summary says what happened; the message says which lever matters for this run.
     s.status = TrainStatus::Failed;
-    s.failure = fmt::format("{} (this run's estimate: {}; {})", e.what(), s.memory.str(), s.memory.advice());
+    s.failure = fmt::format("{} (this run's estimate: {}; {}; {})", e.what(), s.memory.str(), s.memory.advice(),
+                            out_of_memory_levers(s.train, s.data.batch_size));
     write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+    report();
     throw OutOfMemoryError(s.failure);
   }
   write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+  report();
   if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);
   return s.exit_code;
 }

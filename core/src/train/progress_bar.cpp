@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ingot/train/memory_watch.h"
+
 namespace ingot::train {
 namespace {
 
@@ -24,6 +26,12 @@ double steady_seconds() {
 int digits(int64_t n) { return n < 10 ? 1 : 1 + digits(n / 10); }
 
 std::string rate_text(double rate) { return rate > 0.0 ? fmt::format("{:.0f}", rate) : std::string("-"); }
+
+/// MiB without decimals from 10 MiB up, with one below (a small model on the CPU).
+std::string mib_text(int64_t bytes) {
+  const double mib = static_cast<double>(bytes) / 1048576.0;
+  return mib >= 10.0 ? fmt::format("{:.0f}", mib) : fmt::format("{:.1f}", mib);
+}
 
 }  // namespace
 
@@ -57,6 +65,7 @@ void ProgressBar::start_epoch(int64_t epoch, int64_t epochs, int64_t batches) {
   loss_ = lr_ = 0.0;
   epoch_start_ = last_update_ = last_draw_ = now();
   active_ = true;
+  if (memory_ != nullptr) memory_->begin_epoch();
 }
 
 void ProgressBar::update(int64_t batches_done, int64_t images, double loss, double lr) {
@@ -109,7 +118,13 @@ std::string ProgressBar::line() const {
     s += "  ETA ";
     s += format_duration(eta_s());
   }
-  return s;
+  return s + memory_text();
+}
+
+std::string ProgressBar::memory_text() const {
+  if (memory_ == nullptr) return {};
+  const MemoryStats m = memory_->stats();
+  return fmt::format("  mem {}/{} MiB", mib_text(m.allocated), mib_text(m.peak_allocated));
 }
 
 void ProgressBar::draw(double t) {
@@ -141,6 +156,7 @@ void ProgressBar::finish_epoch(std::string_view extra) {
   s += batches_ > 0 ? fmt::format(" {}/{} batches", done_, batches_) : fmt::format(" {} batches", done_);
   s += fmt::format(" in {}  {} img/s  loss {:.4f}  lr {:.1e}", format_duration(elapsed), rate_text(images_per_s), loss_,
                    lr_);
+  s += memory_text();
   s += extra;
   if (tty_) out_ << kClearLine;
   out_ << s << "\n" << std::flush;

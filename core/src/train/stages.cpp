@@ -38,6 +38,7 @@ class TrainStage final : public PipelineStage {
     TrainContext ctx{s.model.get(),  s.optimizer.get(), s.schedule.get(), s.loaders.train.get(),
                      &s.dropout_gen, s.metrics.get(),   s.progress.get(), s.data.prefetch};
     for (const auto& cb : s.callbacks) ctx.callbacks.push_back(cb.get());
+    ctx.scaler = s.scaler.get();
     const EpochEnd on_epoch_end = [&s](int64_t epoch, const TrainPosition& pos, double loss) {
       s.last_train_loss = loss;
       if (s.train.eval_every_epoch && pos.batch == 0) {
@@ -159,6 +160,7 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const YAML::Node& node, 
 void PipelineState::save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos) {
   refuse_nonfinite_weights(pos.step);
   Checkpoint c{pos, model->state_dict(), optimizer->state_dict()};
+  if (scaler != nullptr && scaler->enabled()) c.scaler = scaler->state_dict();
   train::save_checkpoint(stem.string() + ".safetensors", c);
   run->set_latest_checkpoint(stem);
 }
@@ -169,7 +171,7 @@ void PipelineState::refuse_nonfinite_weights(int64_t step) const {
 }
 
 const EvalResult& PipelineState::evaluate_now() {
-  last_eval = evaluate(*model, *loaders.test, class_names, &train.loss);
+  last_eval = evaluate(*model, *loaders.test, class_names, &train.loss, &train.amp);
   last_eval_step = position.step;
   return *last_eval;
 }

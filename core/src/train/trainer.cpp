@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "ingot/amp/autocast.h"
 #include "ingot/nn/loss.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/optim/clip_grad.h"
@@ -73,6 +74,10 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
   int64_t skipped = 0, skipped_in_row = 0;
   std::optional<AnomalyDetector> anomaly;
   if (config.detect_anomaly) anomaly.emplace(model);
+  amp::GradScaler* scaler = ctx.scaler != nullptr && ctx.scaler->enabled() ? ctx.scaler : nullptr;
+  // One autocast region per optimizer step: each weight is cast once for all its micro-batches,
+  // and the region ends before the optimizer changes the weights.
+  std::optional<amp::AutocastRegion> autocast;
   const auto each = [&ctx](auto&& fn) {
     for (TrainCallback* cb : ctx.callbacks) fn(*cb);
   };
@@ -97,6 +102,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       state.lr = lr;
       each([&](TrainCallback& cb) { cb.on_step_begin(state, *batch); });
       ProfileScope phase("forward", "step");
+      if (config.amp.enabled && !autocast) autocast.emplace(config.amp.dtype, params);
       const Tensor logits = model(batch->inputs);
       Tensor loss = config.loss(logits, batch->targets);
       for (TrainCallback* cb : ctx.callbacks)
@@ -105,7 +111,8 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       // Each micro-batch's loss is divided by the size of its group: the group's gradient is the
       // mean over its batches, a short last group of the epoch included (as one large batch).
       const int64_t group_size = std::min(config.accumulate, plan.batches_per_epoch - (batch->index - micro));
-      (group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss).backward();
+      const Tensor group_loss_part = group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss;
+      (scaler != nullptr ? scaler->scale(group_loss_part) : group_loss_part).backward();
       each([&](TrainCallback& cb) { cb.after_backward(state); });
       const double value = loss.item();
       phase.end();
@@ -126,12 +133,34 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       if (micro < config.accumulate && !last_of_epoch) continue;
       // One optimizer step over the group's accumulated gradients.
       phase.next("optimizer");
+      autocast.reset();
+      // Loss scaling: unscale once; overflowed gradients (with a finite loss) skip the step.
+      if (scaler != nullptr && nonfinite.empty() && !scaler->unscale_(params)) {
+        opt.zero_grad();
+        const double was = scaler->get_scale();
+        if (!scaler->update(true))
+          throw NonFiniteError(fmt::format(
+              "step {}: the gradients are not finite at the smallest loss scale allowed ({} = "
+              "train.amp.loss_scale.min_scale)",
+              position.step + 1, was));
+        position.batch = batch->index + 1;
+        position.rng = ctx.dropout_gen->state();
+        group_loss = 0.0;
+        micro = 0;
+        group_images = 0;
+        step_start = std::chrono::steady_clock::now();
+        if (interrupted()) {
+          stop = true;
+          break;
+        }
+        continue;
+      }
       // Weights are checked only when a loss went non-finite (a weight that did is the cause to
       // name) and before anything is saved: a step that is fine costs one gradient norm.
       bool weights_bad = false;
       if (!nonfinite.empty()) {
         if (std::string w = guard.check_weights(); !w.empty()) nonfinite = std::move(w), weights_bad = true;
-      } else {
+      } else if (scaler == nullptr) {  // (unscale_ has checked them)
         nonfinite = guard.check_gradients();
       }
       if (!nonfinite.empty()) {
@@ -144,6 +173,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
         if (!skip_nonfinite || weights_bad) throw NonFiniteError(what);
         // skip_step: no update from this group; the batches count as consumed, the step does not.
         opt.zero_grad();
+        if (scaler != nullptr) scaler->update(true);
         ++skipped;
         if (++skipped_in_row >= config.max_skipped)
           throw NonFiniteError(fmt::format("{}, and that made {} steps in a row skipped (train.max_skipped: {})", what,
@@ -168,6 +198,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       if (config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(params, *config.clip_grad_norm);
       if (config.clip_grad_value) optim::clip_grad_value_(params, *config.clip_grad_value);
       opt.step();
+      if (scaler != nullptr) scaler->update(false);
       each([&](TrainCallback& cb) { cb.after_optimizer_step(state); });
       opt.zero_grad();
       phase.end();
@@ -180,6 +211,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
                                      secs > 0 ? static_cast<double>(group_images) / secs : 0.0, secs);
         if (grad_norm >= 0) r.set("grad_norm", grad_norm);
         if (skipped > 0) r.set("skipped_steps", skipped);
+        if (scaler != nullptr) r.set("loss_scale", scaler->get_scale()).set("amp_skipped_steps", scaler->skipped_steps());
         ctx.metrics->log(r);
       }
       group_loss = 0.0;

@@ -27,6 +27,9 @@ std::shared_ptr<const void> attr(const A& a) {
   return std::make_shared<A>(a);
 }
 
+/// Every finite-difference case of test_grad_rules.cpp (at least one per rule).
+std::vector<GradCase> all_grad_cases();
+
 /// Checks the rule of c.op at c (Catch2 CHECKs; eps 1e-6, |numeric - analytic| <= 1e-6 (1 + max)).
 void check_grad_case(const GradCase& c);
 

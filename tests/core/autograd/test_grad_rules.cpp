@@ -267,6 +267,8 @@ std::vector<Case> all_cases() {
 
 }  // namespace
 
+std::vector<test::GradCase> test::all_grad_cases() { return all_cases(); }
+
 TEST_CASE("every op with a gradient rule has a finite-difference case", "[autograd][grad]") {
   std::set<int> covered;
   for (const Case& c : all_cases()) covered.insert(c.op);

@@ -1,5 +1,6 @@
 // Gradient rules: for each differentiable op of the op table, the gradients of its inputs
-// given the gradients of its outputs, written only with the functional op API.
+// given the gradients of its outputs, written only with the functional op API, and next to each
+// rule the declaration of which inputs and outputs it reads (what the graph keeps for it).
 #pragma once
 
 #include <cstdint>
@@ -31,5 +32,27 @@ using GradRule = std::vector<Tensor> (*)(const GradCall& call, const std::vector
 
 /// The rule named in the op table's grad column; nullptr for "none".
 GradRule grad_rule(OpKind op);
+
+/// Which tensors of a call a gradient rule reads the data of: bit i of `inputs` / `outputs` for
+/// input / output i (ops have fewer than 64 of each, except concat, which reads none). The
+/// graph keeps exactly these; every other tensor of the call is kept as a shape-only stand-in
+/// (shape, strides, dtype, device; no data), enough for .shape() and .dtype().
+struct GradSaves {
+  uint64_t inputs = 0;
+  uint64_t outputs = 0;
+  bool input(size_t i) const { return i < 64 && ((inputs >> i) & 1u) != 0; }
+  bool output(size_t i) const { return i < 64 && ((outputs >> i) & 1u) != 0; }
+  bool empty() const { return inputs == 0 && outputs == 0; }
+  friend bool operator==(const GradSaves&, const GradSaves&) = default;
+};
+
+/// The declaration of `op`'s rule for a call with attribute struct `attrs` (fused activations
+/// change what matmul and conv2d read) and `needs_grad` (GradCall::needs_grad: the weight of a
+/// matmul is not needed when only the weight's gradient is). Empty for an op without a rule.
+GradSaves grad_saves(OpKind op, const void* attrs, uint64_t needs_grad = ~uint64_t{0});
+
+/// True when the op table names a rule for `op` and grad_rules.cpp declares what it saves (the
+/// generated table has one declaration per rule; a test checks that they agree).
+bool has_grad_saves(OpKind op);
 
 }  // namespace ingot

@@ -22,13 +22,16 @@ struct MemoryStats {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  /// Returns at least `bytes` (may be 0) suitably aligned; throws OutOfMemoryError.
+  /// Returns at least `bytes` (may be 0) suitably aligned; throws OutOfMemoryError. The caller
+  /// decides whether to empty the cache and retry (core's guarded allocator does, once).
   virtual void* allocate(size_t bytes) = 0;
   virtual void deallocate(void* ptr, size_t bytes) = 0;
   virtual MemoryStats stats() const = 0;
   virtual void reset_peak() = 0;
   /// Returns cached, unused blocks to the system.
   virtual void empty_cache() = 0;
+  /// The bytes a request of `bytes` adds to `allocated` (a size class where the allocator rounds).
+  virtual size_t block_size(size_t bytes) const { return bytes; }
 };
 
 /// Host allocator: 64-byte aligned blocks rounded up to size classes, freed blocks kept in a
@@ -37,11 +40,19 @@ class CachingHostAllocator final : public Allocator {
  public:
   CachingHostAllocator() = default;
   ~CachingHostAllocator() override;
+  /// Serves a cached block of the size class, else a new one; throws OutOfMemoryError when the
+  /// system has none or `reserved` would pass the limit (the cache is not emptied here).
   void* allocate(size_t bytes) override;
   void deallocate(void* ptr, size_t bytes) override;
   MemoryStats stats() const override;
   void reset_peak() override;
   void empty_cache() override;
+  size_t block_size(size_t bytes) const override { return round_size(bytes); }
+
+  /// Caps `reserved` at `bytes` (0 = no cap), as torch.cuda.set_per_process_memory_fraction caps
+  /// a GPU: an allocation that would pass it fails like an exhausted system.
+  void set_limit(int64_t bytes);
+  int64_t limit() const;
 
   /// Size class of a request: 64-byte multiples up to 4 KiB, then 1/8 of a power of two.
   static size_t round_size(size_t bytes);
@@ -50,6 +61,7 @@ class CachingHostAllocator final : public Allocator {
   mutable std::mutex mu_;
   std::multimap<size_t, void*> cache_;
   MemoryStats stats_;
+  int64_t limit_ = 0;
 };
 
 /// The process's host allocator.

@@ -51,6 +51,16 @@ class Module {
   /// Whether any hook is registered here (fusion leaves such a layer to run on its own).
   bool has_hooks() const { return !pre_hooks_.empty() || !post_hooks_.empty(); }
 
+  // ---- gradient checkpointing (ingot/nn/checkpoint.h) ----
+  /// On: operator() runs forward as one checkpointed segment when a graph is recorded (its
+  /// activations are recomputed in the backward pass instead of kept; hooks run once, outside
+  /// it). Parameters, names and state_dict do not change. YAML: `checkpoint: true` on a layer.
+  void set_checkpoint(bool on = true) { checkpoint_ = on; }
+  bool is_checkpointed() const { return checkpoint_; }
+  /// Whether the layer must run through its own operator() (hooks or checkpointing), so that
+  /// fusion leaves it alone.
+  bool runs_alone() const { return has_hooks() || checkpoint_; }
+
   /// Output shape for an input of shape `input` (batch dim included), without computing; throws
   /// ShapeError naming the layer when the input does not fit. The base returns `input`.
   virtual Shape output_shape(const Shape& input) const;
@@ -130,8 +140,12 @@ class Module {
   void check_new_name(const std::string& name) const;
   void repr_into(std::string& out, int indent) const;
 
+  /// forward, as a checkpointed segment when set_checkpoint is on.
+  Tensor run_forward(const Tensor& x);
+
   std::string type_name_;
   bool training_ = true;
+  bool checkpoint_ = false;
   NamedTensors params_;
   NamedTensors buffers_;
   std::vector<std::pair<std::string, ModulePtr>> children_;

@@ -4,6 +4,7 @@
 #include "ingot/nn/activation.h"
 #include "ingot/nn/basic_block.h"
 #include "ingot/nn/batch_norm.h"
+#include "ingot/nn/checkpoint.h"
 #include "ingot/nn/conv2d.h"
 #include "ingot/nn/dropout.h"
 #include "ingot/nn/embedding.h"

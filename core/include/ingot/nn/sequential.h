@@ -2,6 +2,7 @@
 // names (torch's Sequential(OrderedDict)), which is what state_dict names follow.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 
 #include "ingot/nn/module.h"
@@ -24,6 +25,14 @@ class Sequential : public Module {
 
   size_t size() const { return named_children().size(); }
   ModulePtr operator[](size_t i) const { return named_children().at(i).second; }
+
+  /// Gradient checkpointing by segments (nn::checkpoint_sequential, which checks the count):
+  /// forward runs the children in `segments` contiguous runs, all but the last checkpointed.
+  void set_checkpoint_segments(int64_t segments) { checkpoint_segments_ = segments; }
+  int64_t checkpoint_segments() const { return checkpoint_segments_; }
+
+ private:
+  int64_t checkpoint_segments_ = 0;
 };
 
 }  // namespace ingot::nn

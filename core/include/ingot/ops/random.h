@@ -34,6 +34,17 @@ class Generator {
 /// The process's default generator (seed 0 until manual_seed), used when `gen` is null.
 Generator& default_generator();
 
+/// Sees every draw of its thread just before the generator's state is used: gradient
+/// checkpointing records the state a segment's draws started from, to replay them when it
+/// recomputes the segment.
+class GeneratorObserver {
+ public:
+  virtual ~GeneratorObserver() = default;
+  virtual void before_draw(Generator& gen) = 0;
+};
+/// Installs `observer` for this thread (null: none); returns the one it replaces.
+GeneratorObserver* set_generator_observer(GeneratorObserver* observer);
+
 /// Uniform values in [low, high).
 Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dtype = DType::F32,
                Generator* gen = nullptr, Device device = Device::cpu());

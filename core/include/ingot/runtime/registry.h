@@ -33,7 +33,9 @@ class BackendRegistry {
   /// that it serves `device`'s index; throws BackendMissingError when none does.
   const Backend& device_backend(Device device) const;
   /// Allocator for a device: core's caching host allocator for CPU, else one per (kind, index)
-  /// over the device backend's memory. Throws for an index the backend does not serve.
+  /// over the device backend's memory, each behind a GuardedAllocator (retry after emptying the
+  /// cache, explained out-of-memory errors, memory tracking). Throws for an index the backend
+  /// does not serve.
   Allocator& allocator(Device device);
 
  private:

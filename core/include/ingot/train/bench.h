@@ -61,6 +61,12 @@ struct BenchResult {
   int64_t peak_allocated_bytes = 0;   ///< the device's allocator, from the first timed training step on
   int64_t peak_rss_bytes = 0;         ///< the process's peak resident set
   double train_cache_hit_rate = 0.0;  ///< allocator cache hits / allocations during timed steps
+  /// Bytes allocated from the start of a training step to the end of its forward and loss: what
+  /// the graph keeps for backward (one untimed step before the timed ones; bench/compare's
+  /// activation memory).
+  int64_t activation_bytes = 0;
+  int64_t step_peak_bytes = 0;         ///< that step's peak allocated during forward and backward, above its start
+  int64_t checkpointing_segments = 0;  ///< train.checkpointing.segments applied (0: off)
 
   /// One JSON object, the schema bench/compare reads (also produced there for PyTorch).
   std::string to_json() const;

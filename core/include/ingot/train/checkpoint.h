@@ -1,10 +1,12 @@
 // Training checkpoints: everything a resumed run needs to continue bit-identically — weights and
 // buffers, optimizer state, the dropout generator, and the position in the data (batches
-// consumed, not prefetched) — in one safetensors file written atomically.
+// consumed, not prefetched), the loss scaler's state — in one safetensors file written atomically.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "ingot/nn/module.h"
 #include "ingot/ops/random.h"
@@ -14,9 +16,9 @@ namespace ingot::train {
 
 /// Where training stands after a whole optimizer step.
 struct TrainPosition {
-  int64_t epoch = 0;  ///< 0-based epoch in progress (== the epoch count when finished)
-  int64_t batch = 0;  ///< batches of that epoch consumed by completed optimizer steps
-  int64_t step = 0;   ///< optimizer steps taken so far (the schedule's input)
+  int64_t epoch = 0;     ///< 0-based epoch in progress (== the epoch count when finished)
+  int64_t batch = 0;     ///< batches of that epoch consumed by completed optimizer steps
+  int64_t step = 0;      ///< optimizer steps taken so far (the schedule's input)
   Generator::State rng;  ///< the dropout generator at that point
 };
 
@@ -24,10 +26,14 @@ struct Checkpoint {
   TrainPosition position;
   nn::StateDict model;
   optim::OptimizerState optimizer;
+  /// The loss scaler's scalars (amp::GradScaler::state_dict()); empty when loss scaling is off and
+  /// in checkpoints written before it was recorded.
+  std::map<std::string, std::string> scaler;
 };
 
 /// Writes `file` (".safetensors"): tensors "model/<name>" and "optimizer/<name>", metadata
-/// "ingot_checkpoint" = "1", the position, and the optimizer's scalars as "optimizer/<key>".
+/// "ingot_checkpoint" = "1", the position, the optimizer's scalars as "optimizer/<key>" and the
+/// loss scaler's as "scaler/<key>" (none when it has none).
 /// Atomic: a crash leaves the previous file (or none), never a half-written one.
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& checkpoint);
 

@@ -8,6 +8,7 @@
 #include "ingot/nn/loss_registry.h"
 #include "ingot/nn/module.h"
 #include "ingot/train/confusion_matrix.h"
+#include "ingot/train/train_config.h"
 
 namespace ingot::train {
 
@@ -21,8 +22,9 @@ struct EvalResult {
 
 /// Runs every batch of `loader` (one pass, in order) through `model`; restores the model's
 /// training mode afterwards. `class_names` label the confusion matrix (may be empty); `loss` is
-/// the training loss (cross_entropy when none is given).
+/// the training loss (cross_entropy when none is given). `amp` (train.amp) runs the forward
+/// passes under the same autocast policy as training, each weight cast once for the whole pass.
 EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names = {},
-                    const nn::Loss* loss = nullptr);
+                    const nn::Loss* loss = nullptr, const AmpConfig* amp = nullptr);
 
 }  // namespace ingot::train

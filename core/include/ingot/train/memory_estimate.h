@@ -31,6 +31,13 @@ struct MemoryEstimate {
   std::string advice() const;
 };
 
+/// What changes the activations kept for backward: mixed precision stores most of them in the
+/// low dtype (2 bytes), gradient checkpointing keeps a segment's input and recomputes the rest.
+struct ActivationOptions {
+  int64_t element_bytes = 0;       ///< 0: the parameters' dtype; 2 under train.amp
+  int64_t checkpoint_segments = 0; ///< train.checkpointing.segments (0 = off)
+};
+
 /// Estimates training `model` on samples of shape `sample` (no batch dimension) in batches of
 /// `batch`, with `state_per_parameter` optimizer tensors per parameter (Adam 2, SGD with momentum
 /// 1) and `batches_in_flight` batches held by the loader and the device feeder; `dataset_bytes`
@@ -40,7 +47,7 @@ struct MemoryEstimate {
 /// estimate from shapes, not a measurement (fusion and early frees make the real peak lower).
 MemoryEstimate estimate_training_memory(const nn::Module& model, const Shape& sample, int64_t batch,
                                         int state_per_parameter, int64_t batches_in_flight, int64_t dataset_bytes,
-                                        Device device);
+                                        Device device, ActivationOptions activation = {});
 
 /// Throws InputError when `estimate` exceeds what `budget` says is available on `device`, with
 /// both numbers and what to change; does nothing when the budget is unknown.

@@ -12,6 +12,8 @@
 
 namespace ingot::train {
 
+class MemoryWatch;
+
 /// A JSON text embedded as is (e.g. ConfusionMatrix::to_json()); it must be valid JSON.
 struct RawJson {
   std::string text;
@@ -66,8 +68,12 @@ class MetricsLog {
 
   /// Appends one line with a single write(2), so a kill leaves at most one torn last line.
   /// Events other than "train_step" (epoch ends, evals, summaries: rare and worth keeping) are
-  /// also fsync'ed; call sync() to force it for any line.
+  /// also fsync'ed; call sync() to force it for any line. When watching memory, "train_step" and
+  /// "epoch" records get mem_allocated_mb, mem_reserved_mb and mem_peak_mb (MiB) of the model's
+  /// device; an epoch's peak is its own (the progress bar restarts it when the epoch starts).
   void log(const Record& record);
+  /// The memory the records report; nullptr (the default): none.
+  void watch_memory(MemoryWatch* watch) { memory_ = watch; }
   /// fsync(2) the file.
   void sync();
   /// Keeps the lines whose "step" is <= `step` (and lines without a step), drops the later ones
@@ -81,6 +87,7 @@ class MetricsLog {
   void open(bool append);
   std::filesystem::path path_;
   int fd_ = -1;
+  MemoryWatch* memory_ = nullptr;
 };
 
 }  // namespace ingot::train

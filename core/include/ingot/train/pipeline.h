@@ -18,6 +18,8 @@ struct RunOptions {
   bool resume = false;   ///< continue runs/<name>/ from its latest checkpoint
   bool force = false;    ///< start over, moving an existing runs/<name>/ aside
   int64_t keep_old = 2;  ///< with force: copies moved aside that are kept (the newest; 0 = all)
+  /// Track tensors; at the end print the memory report and write runs/<name>/memory.md.
+  bool memory_report = false;
   std::filesystem::path runs_dir = "runs";
 };
 

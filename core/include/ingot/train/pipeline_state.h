@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ingot/amp/grad_scaler.h"
 #include "ingot/config/config.h"
 #include "ingot/data/data_config.h"
 #include "ingot/nn/module.h"
@@ -19,6 +20,7 @@
 #include "ingot/train/callback.h"
 #include "ingot/train/evaluate.h"
 #include "ingot/train/memory_estimate.h"
+#include "ingot/train/memory_watch.h"
 #include "ingot/train/metrics_log.h"
 #include "ingot/train/progress_bar.h"
 #include "ingot/train/run_dir.h"
@@ -49,9 +51,12 @@ struct PipelineState {
   data::DataLoaders loaders;
   std::unique_ptr<optim::Optimizer> optimizer;
   std::unique_ptr<optim::LrSchedule> schedule;
+  std::unique_ptr<amp::GradScaler> scaler;  ///< train.amp.loss_scale (disabled when off); in checkpoints
   TrainPlan plan;
   MemoryEstimate memory;  ///< of training at data.batch_size, from shapes (train/memory_estimate.h)
   MemoryBudget memory_budget;  ///< what the device had available when the pipeline was built
+  /// The run's memory: the progress bar's and metrics' numbers, stage peaks, the memory report.
+  std::unique_ptr<MemoryWatch> memory_watch;
   std::vector<std::string> class_names;
   std::vector<std::unique_ptr<PipelineStage>> stages;
 

@@ -1,5 +1,5 @@
-// ProgressBar: one line per epoch with batches, smoothed images/s, loss, lr and ETA — redrawn
-// in place on a terminal, plain lines every N batches / ~10 s otherwise (readable CI logs).
+// ProgressBar: one line per epoch with batches, smoothed images/s, loss, lr, ETA and memory —
+// redrawn in place on a terminal, plain lines every N batches / ~10 s otherwise (readable CI logs).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,8 @@
 #include <string_view>
 
 namespace ingot::train {
+
+class MemoryWatch;
 
 struct ProgressOptions {
   int bar_width = 20;               ///< characters between the brackets
@@ -43,10 +45,14 @@ class ProgressBar {
   /// size of the batch just finished; `loss` what to show (e.g. a running mean).
   void update(int64_t batches_done, int64_t images, double loss, double lr);
   /// Ends the epoch's line: "epoch 3/10 done 469/469 batches in 1:23  5120 img/s  loss ... lr ..."
-  /// (img/s averaged over the epoch) followed by `extra` (e.g. "  val acc 91.2%").
+  /// (img/s averaged over the epoch), "  mem A/P MiB" when watching memory (P: the epoch's peak),
+  /// then `extra` (e.g. "  val acc 91.2%").
   void finish_epoch(std::string_view extra = {});
   /// Prints a whole line without mangling the bar (clears it, prints, redraws on a terminal).
   void message(std::string_view line);
+  /// Ends every line with "  mem A/P MiB": `watch`'s allocated and peak on the model's device;
+  /// start_epoch() restarts the peak (MemoryWatch::begin_epoch). nullptr (the default): no memory.
+  void watch_memory(MemoryWatch* watch) { memory_ = watch; }
 
   /// Smoothed images/s and batches/s (0 before the first update; carried over from the previous
   /// epoch), and the ETA in seconds (-1 when unknown).
@@ -59,6 +65,7 @@ class ProgressBar {
  private:
   double now() const;
   void draw(double t);
+  std::string memory_text() const;
 
   std::ostream& out_;
   bool tty_;
@@ -74,6 +81,7 @@ class ProgressBar {
   int64_t pending_images_ = 0, pending_batches_ = 0;  // finished since the clock last moved
   bool active_ = false;                               // between start_epoch and finish_epoch
   bool on_screen_ = false;                            // a terminal line is drawn and not yet ended with "\n"
+  MemoryWatch* memory_ = nullptr;
 };
 
 }  // namespace ingot::train

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "ingot/amp/grad_scaler.h"
 #include "ingot/data/data_loader.h"
 #include "ingot/nn/module.h"
 #include "ingot/optim/lr_schedule.h"
@@ -28,6 +29,9 @@ struct TrainContext {
   MetricsLog* metrics = nullptr;  ///< may be null
   ProgressBar* progress = nullptr;  ///< may be null
   int prefetch = 2;  ///< batches queued to the model's device ahead of use (data.prefetch)
+  /// Loss scaling for fp16 (train.amp.loss_scale); null or disabled = none. Its state advances
+  /// with the steps and belongs in checkpoints.
+  amp::GradScaler* scaler = nullptr;
   std::vector<TrainCallback*> callbacks;  ///< run in this order at each point of the loop
 };
 
@@ -51,7 +55,10 @@ using StepEnd = std::function<void(const TrainPosition& position)>;
 /// train::interrupted() is seen after a step. A non-finite loss or gradient throws NonFiniteError
 /// naming the step and the quantity — the weight, when one had gone non-finite (config.on_nonfinite:
 /// stop) — or skips that optimizer step (skip_step) until config.max_skipped steps in a row were
-/// skipped; a non-finite weight always stops.
+/// skipped; a non-finite weight always stops. Under train.amp each optimizer step's forward passes
+/// run in one autocast region; with a loss scaler, gradients that overflowed skip the step (the
+/// schedule does not advance) and back the scale off, and a scale that would fall below
+/// min_scale throws NonFiniteError.
 TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan,
                        TrainPosition& position, const EpochEnd& on_epoch_end, const StepEnd& on_step_end = nullptr);
 
