@@ -91,15 +91,18 @@ def _run(layers):
     return forward
 
 
-def emulated_checkpoint_sequential(model, segments, x):
+def emulated_checkpoint_sequential(model, segments, x, saved=None):
     """checkpoint_sequential(model, segments, x, use_reentrant=False) for a torch whose
     checkpoint_sequential has no use_reentrant (1.13): the same split (len // segments layers per
     segment, the rest in the last, which runs without checkpointing), each segment through
-    checkpoint(use_reentrant=False)."""
+    checkpoint(use_reentrant=False). That torch's checkpoint keeps a segment's input in a closure
+    rather than through save_for_backward, so `saved` (SavedBytes) is told about it here."""
     layers = list(model.children())
     size, end = len(layers) // segments, -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
+        if saved is not None:
+            saved.pack(x)
         x = ckpt.checkpoint(_run(layers[start:end + 1]), x, use_reentrant=False)
     return _run(layers[end + 1:])(x)
 
@@ -113,6 +116,7 @@ class Levers:
         self.dtype_name = "bf16 autocast" if dtype is not None else "f32"
         self.checkpoint_method = None
         self._checkpoint = None
+        self._saved = None  # the SavedBytes of the step being measured
         if segments > 1:
             if "use_reentrant" in inspect.signature(ckpt.checkpoint_sequential).parameters:
                 self.checkpoint_method = "checkpoint_sequential(use_reentrant=False)"
@@ -120,7 +124,7 @@ class Levers:
             elif "use_reentrant" in inspect.signature(ckpt.checkpoint).parameters:
                 self.checkpoint_method = ("checkpoint(use_reentrant=False) per segment: torch %s's "
                                           "checkpoint_sequential has no use_reentrant" % torch.__version__)
-                self._checkpoint = lambda m, x: emulated_checkpoint_sequential(m, segments, x)
+                self._checkpoint = lambda m, x: emulated_checkpoint_sequential(m, segments, x, self._saved)
             else:
                 raise LeverError("torch %s has no non-reentrant checkpoint (use_reentrant); use torch >= 1.11"
                                  % torch.__version__)
@@ -161,6 +165,8 @@ class Levers:
         stack = contextlib.ExitStack()
         if saved is not None:
             stack.enter_context(saved.hooks())
+            self._saved = saved
+            stack.callback(setattr, self, "_saved", None)
         stack.enter_context(self.autocast())
         return stack
 

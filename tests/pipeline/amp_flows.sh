@@ -50,6 +50,7 @@ fp16_scaled)
   "$ingot" run $cfg --set backend=reference --set train.amp.dtype=fp16 --set train.checkpoint.every_steps=10 \
     --runs-dir "$work" > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "run failed"; }
   grep -q "^amp: fp16 autocast .*loss scaling from 65536" "$work/out.txt" || fail "header: $(head -8 "$work/out.txt")"
+  grep -Eq "^epoch 3/3 done .*  lr [0-9.e+-]+  scale [0-9]+" "$work/out.txt" || fail "no scale on the progress line"
   grep -m1 '"event":"train_step"' "$run/metrics.jsonl" | grep -Eq '"loss_scale":[0-9]' || fail "no loss_scale in metrics"
   grep -Eq '"amp":"fp16".*"loss_scale":[0-9.e+]+,"amp_skipped_steps":[0-9]+' "$run/summary.json" ||
     fail "summary: $(cat "$run/summary.json")"

@@ -182,3 +182,23 @@ TEST_CASE("unknown epoch length, epochs and an interrupted epoch", "[train][prog
   bar.finish_epoch();
   CHECK(lines_of(out.str()).back() == "epoch 5/9 stopped 40/100 batches in 0:01  80 img/s  loss 0.5000  lr 1.0e-02");
 }
+
+TEST_CASE("a status (the loss scale) follows the lr on every line until changed", "[train][progress]") {
+  double t = 0.0;
+  std::ostringstream out;
+  ProgressOptions opt;
+  opt.plain_every_batches = 2;
+  ProgressBar bar(out, /*tty=*/false, opt, [&] { return t; });
+  bar.start_epoch(1, 1, 4);
+  bar.set_status("scale 65536");
+  for (int i = 1; i <= 4; ++i) {
+    t += 0.125;
+    if (i == 3) bar.set_status("scale 32768 (1 skipped)");
+    bar.update(i, 64, 0.5, 1e-3);
+  }
+  bar.finish_epoch();
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "epoch 1/1 [==========>         ] 2/4 batches  512 img/s  loss 0.5000  lr 1.0e-03  scale 65536  ETA 0:00");
+  CHECK(lines[1] == "epoch 1/1 done 4/4 batches in 0:00  512 img/s  loss 0.5000  lr 1.0e-03  scale 32768 (1 skipped)");
+}

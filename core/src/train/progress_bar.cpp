@@ -114,6 +114,7 @@ std::string ProgressBar::line() const {
     s += fmt::format(" {} batches", done_);
   }
   s += fmt::format("  {} img/s  loss {:.4f}  lr {:.1e}", rate_text(images_rate_), loss_, lr_);
+  if (!status_.empty()) s += "  " + status_;
   if (batches_ > 0) {
     s += "  ETA ";
     s += format_duration(eta_s());
@@ -156,6 +157,7 @@ void ProgressBar::finish_epoch(std::string_view extra) {
   s += batches_ > 0 ? fmt::format(" {}/{} batches", done_, batches_) : fmt::format(" {} batches", done_);
   s += fmt::format(" in {}  {} img/s  loss {:.4f}  lr {:.1e}", format_duration(elapsed), rate_text(images_per_s), loss_,
                    lr_);
+  if (!status_.empty()) s += "  " + status_;
   s += memory_text();
   s += extra;
   if (tty_) out_ << kClearLine;

@@ -127,6 +127,10 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
         nonfinite = fmt::format("the loss ({})", std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf");
       }
       if (finite_batches > 0) shown_loss = epoch_loss / static_cast<double>(finite_batches);
+      if (ctx.progress && scaler != nullptr)
+        ctx.progress->set_status(scaler->skipped_steps() > 0 ? fmt::format("scale {:g} ({} skipped)", scaler->get_scale(),
+                                                                          scaler->skipped_steps())
+                                                            : fmt::format("scale {:g}", scaler->get_scale()));
       if (ctx.progress) ctx.progress->update(batch->index + 1, batch->targets.numel(), shown_loss, lr);
 
       const bool last_of_epoch = batch->index + 1 == plan.batches_per_epoch;

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ingot::train {
 
@@ -53,6 +54,9 @@ class ProgressBar {
   /// Ends every line with "  mem A/P MiB": `watch`'s allocated and peak on the model's device;
   /// start_epoch() restarts the peak (MemoryWatch::begin_epoch). nullptr (the default): no memory.
   void watch_memory(MemoryWatch* watch) { memory_ = watch; }
+  /// Text shown after the lr on every line until changed, e.g. the loss scale of mixed precision
+  /// ("scale 32768 (2 skipped)"); empty: nothing.
+  void set_status(std::string text) { status_ = std::move(text); }
 
   /// Smoothed images/s and batches/s (0 before the first update; carried over from the previous
   /// epoch), and the ETA in seconds (-1 when unknown).
@@ -75,6 +79,7 @@ class ProgressBar {
   int64_t epoch_ = 0, epochs_ = 0, batches_ = 0;
   int64_t done_ = 0, images_total_ = 0;
   double loss_ = 0.0, lr_ = 0.0;
+  std::string status_;
   double epoch_start_ = 0.0, last_update_ = 0.0, last_draw_ = -1e300;
   int64_t last_drawn_batch_ = 0;
   double images_rate_ = 0.0, batches_rate_ = 0.0;
