@@ -1,5 +1,6 @@
 // Convolution family: conv2d forward (bias, relu / gelu post-op), backward-data and
-// backward-weights in f32. Primitives are created with format_tag::any (oneDNN picks its fast
+// backward-weights in f32 and bf16 (f32 accumulation, one rounding to a bf16 output; the bias is
+// the data's dtype). Primitives are created with format_tag::any (oneDNN picks its fast
 // blocked formats); tensors in another layout are reordered through workspace buffers, and the
 // forward output may stay blocked (an opaque layout) for the next op of ours.
 #include <optional>
@@ -52,6 +53,10 @@ std::optional<ConvGeometry> geometry(const sdk::OpCall& c) {
   ConvGeometry g;
   g.groups = a.groups;
   g.type = to_dnnl(x->dtype);
+  // bf16 weight gradients with one input channel per group (a first conv on grey images): oneDNN
+  // 2.6's bf16 kernels run them at half the f32 speed, so the plan is f32 and the staging reorders
+  // widen the inputs (exactly) and round the gradient once, which is what f32 accumulation gives.
+  if (c.op == INGOT_OP_CONV2D_BWD_WEIGHT && g.type == dt::bf16 && x->shape[1] / a.groups == 1) g.type = dt::f32;
   g.x = dims_of(*x);
   g.y = dims_of(*y);
   g.w = dims_of(*w);
@@ -173,8 +178,8 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   // tensors whose layout differs from the primitive's go through a workspace buffer
   std::vector<Exec::Staged> staged;
   for (const Binding& bi : b)
-    staged.push_back(ex.stage(user_md(be, *bi.t, bi.want), sdk::data_ptr(*bi.t),
-                              p->pd.query_md(dnnl::query::exec_arg_md, bi.arg)));
+    staged.push_back(
+        ex.stage(user_md(be, *bi.t, bi.want), sdk::data_ptr(*bi.t), p->pd.query_md(dnnl::query::exec_arg_md, bi.arg)));
   size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
   for (size_t i = 0; i < b.size(); ++i)

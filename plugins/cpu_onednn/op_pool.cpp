@@ -262,7 +262,10 @@ bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* o
   auto p = plan_for(be, c, g);
   if (!p || !p->prim) return false;
   if (index == 0) return set_opaque_output(be, outputs, 0, p->pd.dst_desc());
-  if (index != 1 || !wants_indices(c) || g->type != dt::f32) return false;
+  // oneDNN's bf16 backward rounds to bf16 after each gradient it adds where windows overlap (torch
+  // adds in f32): there the indices are decoded to i64 and our scatter adds in f32.
+  const bool overlapping = g->strides[0] < g->kernel[0] || g->strides[1] < g->kernel[1];
+  if (index != 1 || !wants_indices(c) || (g->type != dt::f32 && overlapping)) return false;
   const dnnl::memory::desc ws = p->pd.workspace_desc();
   ingot_tensor_desc& o = outputs[1];
   o.layout = INGOT_LAYOUT_OPAQUE;

@@ -98,10 +98,25 @@ std::vector<Tensor> bf16_cnn_step(const std::vector<Tensor>& p, int& opaque) {
   const Tensor g1 = run_op(INGOT_OP_RELU_BWD, {g2[0], h1}, {{act, bf16}})[0];
   const Tensor gw1 = run_op(INGOT_OP_CONV2D_BWD_WEIGHT, {p[0], g1}, {{{8, 3, 3, 3}, bf16}}, &c1)[0];
   const Tensor gb1 = run_op(INGOT_OP_SUM, {g1}, {{{1, 8, 1, 1}, f32}})[0];
+  // Max pooling on a blocked bf16 conv output, 2x2 and with overlapping 3x3 windows (whose backward
+  // adds several gradients into one input), and the backward through the forward's indices.
+  // Integer data makes the conv exact on every backend, so the arg-max of each window (ties
+  // included: the first in row-major order) is the same everywhere.
+  auto pool3 = make_attr<ingot_attr_pool2d>();
+  pool3.kernel[0] = pool3.kernel[1] = 3;
+  pool3.stride[0] = pool3.stride[1] = 2;
+  pool3.padding[0] = pool3.padding[1] = 1;
+  const Tensor hp = run_op(INGOT_OP_CONV2D, {p[10], p[11]}, {{act, bf16}}, &c2)[0];
+  const std::vector<Tensor> hq =
+      run_op(INGOT_OP_MAX_POOL2D, {hp}, {{{2, 8, 5, 5}, bf16}, {{2, 8, 5, 5}, DType::I64}}, &pool3);
+  const Tensor gq = run_op(INGOT_OP_MAX_POOL2D_BWD, {p[12], hp, hq[1]}, {{act, bf16}}, &pool3)[0];
+  const std::vector<Tensor> hr =
+      run_op(INGOT_OP_MAX_POOL2D, {hp}, {{{2, 8, 4, 4}, bf16}, {{2, 8, 4, 4}, DType::I64}}, &pool);
+  const Tensor gr = run_op(INGOT_OP_MAX_POOL2D_BWD, {p[13], hp, hr[1]}, {{act, bf16}}, &pool)[0];
   std::vector<Tensor> out;
   opaque = 0;
-  for (const Tensor& t :
-       {h1, h2[0], h2[1], h2[2], rm, rv, h3, h5, h7, h8, g7, g6, gw2, gb2, g2[0], g2[1], g2[2], g1, gw1, gb1}) {
+  for (const Tensor& t : {h1,  h2[0], h2[1], h2[2], rm, rv,  h3,  h5, h7,    h8, g7,    g6, gw2,
+                          gb2, g2[0], g2[1], g2[2], g1, gw1, gb1, hp, hq[0], gq, hr[0], gr}) {
     opaque += t.is_opaque() ? 1 : 0;
     out.push_back(t.strided());
   }
@@ -145,6 +160,9 @@ TEST_CASE("conformance: a bf16 CNN step through dispatch matches the reference",
   const auto bf16 = [](const Shape& s, uint64_t seed, double lo = -1.0, double hi = 1.0) {
     return test::random_tensor(s, DType::F32, seed, lo, hi).to(DType::BF16);
   };
+  const auto ints = [](const Shape& s, uint64_t seed, int lo, int hi) {
+    return test::random_tensor(s, DType::I64, seed, lo - 0.49, hi + 0.49).to(DType::BF16);
+  };
   const std::vector<Tensor> params = {bf16({2, 3, 9, 9}, 1),
                                       bf16({8, 3, 3, 3}, 2),
                                       bf16({8}, 3),
@@ -154,7 +172,11 @@ TEST_CASE("conformance: a bf16 CNN step through dispatch matches the reference",
                                       test::random_tensor({8}, DType::F32, 7, 0.5, 2.0),
                                       bf16({4, 8, 3, 3}, 8),
                                       bf16({2, 4, 2, 2}, 9),
-                                      bf16({2, 8, 9, 9}, 10)};
+                                      bf16({2, 8, 9, 9}, 10),
+                                      ints({2, 3, 9, 9}, 11, -2, 2),
+                                      ints({8, 3, 3, 3}, 12, -1, 1),
+                                      bf16({2, 8, 5, 5}, 13),
+                                      bf16({2, 8, 4, 4}, 14)};
   std::vector<Tensor> expected;
   int opaque = 0;
   {

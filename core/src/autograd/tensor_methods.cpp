@@ -242,7 +242,9 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType dt) const {
   if (dt == dtype()) return *this;
-  auto out = run_op(INGOT_OP_CAST, {strided()}, {OutputSpec{shape(), dt}});
+  // An opaque layout goes to the cast as it is: a backend that casts in that layout keeps it,
+  // dispatch reorders for one that does not.
+  auto out = run_op(INGOT_OP_CAST, {*this}, {OutputSpec{shape(), dt}});
   return out.front();
 }
 

@@ -122,8 +122,10 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   attr.has_affine = weight.defined() || bias.defined();
   attr.eps = eps;
   attr.momentum = momentum;
-  const Tensor w = param_or(weight, "batch_norm", "weight", c, 1.0, x.dtype(), x.device());
-  const Tensor b = param_or(bias, "batch_norm", "bias", c, 0.0, x.dtype(), x.device());
+  // Half-precision input (under autocast): the affine parameters stay in the statistics' f32,
+  // as torch's mixed-dtype batch norm keeps them.
+  const Tensor w = param_or(weight, "batch_norm", "weight", c, 1.0, st, x.device());
+  const Tensor b = param_or(bias, "batch_norm", "bias", c, 0.0, st, x.device());
   // Running statistics are updated in place, so they are passed as they are (no cast).
   for (const Tensor* r : {&running_mean, &running_var}) {
     if (r->defined()) {
@@ -152,10 +154,10 @@ NormGrads batch_norm_backward(const Tensor& grad_y, const Tensor& x, const Tenso
   attr.training = training;
   attr.has_affine = 1;  // the weight is ones when absent; the parameter gradients are always computed
   attr.eps = eps;
-  const Tensor w = param_or(weight, "batch_norm_backward", "weight", c, 1.0, x.dtype(), x.device());
-  auto gs =
-      run_op(INGOT_OP_BATCH_NORM_BWD, {grad_y.to(x.dtype()), x, w, save_mean, save_invstd},
-             {OutputSpec{x.shape(), x.dtype()}, OutputSpec{c, x.dtype()}, OutputSpec{c, x.dtype()}}, &attr, x.device());
+  const DType st = stat_dtype(x.dtype());  // the affine parameters' dtype (see batch_norm)
+  const Tensor w = param_or(weight, "batch_norm_backward", "weight", c, 1.0, st, x.device());
+  auto gs = run_op(INGOT_OP_BATCH_NORM_BWD, {grad_y.to(x.dtype()), x, w, save_mean, save_invstd},
+                   {OutputSpec{x.shape(), x.dtype()}, OutputSpec{c, st}, OutputSpec{c, st}}, &attr, x.device());
   return {gs[0], gs[1], gs[2]};
 }
 

@@ -1,7 +1,8 @@
 // Autocast's policy table. Following torch.autocast: the ops whose cost is the multiply-adds run
 // in low precision; those whose accuracy suffers from a short mantissa or range (exp, log, pow,
-// normalisation statistics, softmax, reductions and so the losses built from them) run in f32;
-// everything else runs in whatever dtype reaches it.
+// layer norm, softmax, reductions and so the losses built from them) run in f32; everything else
+// runs in whatever dtype reaches it — batch norm included, whose statistics and affine parameters
+// are f32 whatever its input (as in torch's autocast, which leaves batch_norm to its input dtype).
 #include "ingot/runtime/autocast_policy.h"
 
 #include "ingot/runtime/autocast_mode.h"
@@ -23,7 +24,6 @@ CastPolicy autocast_policy(OpKind op) {
     case INGOT_OP_SOFTMAX:
     case INGOT_OP_LOG_SOFTMAX:
     case INGOT_OP_LAYER_NORM:
-    case INGOT_OP_BATCH_NORM:
     case INGOT_OP_SUM:
     case INGOT_OP_MEAN:
     case INGOT_OP_GLOBAL_NORM:
