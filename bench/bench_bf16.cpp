@@ -14,23 +14,13 @@
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
+#include "load_onednn.h"
 
 namespace {
 
 using namespace ingot;
 
-bool load_onednn() {
-  static const bool ok = [] {
-    PluginLoader::instance().load_all();
-    const PluginRecord* rec = PluginLoader::instance().find("cpu_onednn");
-    if (rec == nullptr || !rec->available) {
-      std::fprintf(stderr, "cpu_onednn plugin unavailable: %s\n", rec ? rec->reason.c_str() : "not found");
-      return false;
-    }
-    return true;
-  }();
-  return ok;
-}
+using ingot::bench::load_onednn;
 
 Tensor input(const Shape& s, DType dt, uint64_t seed) {
   Generator gen(seed);

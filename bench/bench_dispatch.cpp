@@ -13,6 +13,7 @@
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
+#include "load_onednn.h"
 #include "ingot/runtime/registry.h"
 
 namespace {
@@ -21,18 +22,7 @@ using namespace ingot;
 using dnnl::memory;
 using tag = memory::format_tag;
 
-bool load_onednn() {
-  static const bool ok = [] {
-    PluginLoader::instance().load_all();
-    const PluginRecord* rec = PluginLoader::instance().find("cpu_onednn");
-    if (rec == nullptr || !rec->available) {
-      std::fprintf(stderr, "cpu_onednn plugin unavailable: %s\n", rec ? rec->reason.c_str() : "not found");
-      return false;
-    }
-    return true;
-  }();
-  return ok;
-}
+using ingot::bench::load_onednn;
 
 Tensor filled(const Shape& s, float v) {
   Tensor t = Tensor::empty(s);

@@ -97,21 +97,10 @@ class OpCounter final : public OpInterceptor {
   std::map<OpKind, int> counts;
 };
 
-/// The backends to run on: the reference alone, then everything loaded (cpu_onednn when built,
-/// whose opaque layouts and fused kernels are what bit-identity has to survive).
-std::vector<std::vector<std::string>> backend_sets() {
-  PluginLoader::instance().load_all();
-  std::vector<std::vector<std::string>> sets{{"reference"}};
-  if (BackendRegistry::instance().find("cpu_onednn") != nullptr)
-    sets.push_back({});
-  else
-    WARN("cpu_onednn is not loaded: checkpointing is checked on the reference backend only");
-  return sets;
-}
+/// The reference backend alone, then everything loaded (cpu_onednn when built).
+std::vector<std::vector<std::string>> backend_sets() { return test::backend_sets("checkpointing"); }
 
-struct RestoreBackends {
-  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
-};
+using test::RestoreBackends;
 
 }  // namespace
 

@@ -167,20 +167,10 @@ void require_same(const Outcome& a, const Outcome& b, double tol) {
   }
 }
 
-/// The backends to run on: the reference alone, then everything loaded (cpu_onednn when built).
-std::vector<std::vector<std::string>> backend_sets() {
-  PluginLoader::instance().load_all();
-  std::vector<std::vector<std::string>> sets{{"reference"}};
-  if (BackendRegistry::instance().find("cpu_onednn") != nullptr)
-    sets.push_back({});
-  else
-    WARN("cpu_onednn is not loaded: fusion is checked on the reference backend only");
-  return sets;
-}
+/// The reference backend alone, then everything loaded (cpu_onednn when built).
+std::vector<std::vector<std::string>> backend_sets() { return test::backend_sets("fusion"); }
 
-struct RestoreBackends {
-  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
-};
+using test::RestoreBackends;
 
 /// Op calls by name during `f` (the profiler's table).
 std::map<std::string, int64_t> op_calls(const std::function<void()>& f) {

@@ -129,20 +129,9 @@ void run_step(const Golden& g, Optimizer& opt, const std::vector<Tensor>& params
   }
 }
 
-// The CPU backends to run on: the reference alone, then each loaded plugin backend in front of it.
-std::vector<std::string> cpu_backends() {
-  PluginLoader::instance().load_all();
-  std::vector<std::string> names = {"reference"};
-  for (const auto& b : BackendRegistry::instance().backends()) {
-    if (b.get() != &BackendRegistry::instance().reference() && b->device_kind() == DeviceKind::CPU)
-      names.push_back(b->name());
-  }
-  return names;
-}
+using test::cpu_backends;
 
-struct RestoreBackends {
-  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
-};
+using test::RestoreBackends;
 
 }  // namespace
 

@@ -43,9 +43,7 @@ void adamw_by_hand(std::vector<double>& p, std::vector<double>& m, std::vector<d
   }
 }
 
-struct RestoreBackends {
-  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
-};
+using test::RestoreBackends;
 
 }  // namespace
 

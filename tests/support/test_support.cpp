@@ -25,6 +25,27 @@ const Backend* plugin_backend_or_skip(const std::string& plugin, const std::stri
   return BackendRegistry::instance().find(backend);
 }
 
+std::vector<std::string> cpu_backends() {
+  PluginLoader::instance().load_all();
+  std::vector<std::string> names = {"reference"};
+  for (const auto& b : BackendRegistry::instance().backends())
+    if (b.get() != &BackendRegistry::instance().reference() && b->device_kind() == DeviceKind::CPU)
+      names.push_back(b->name());
+  return names;
+}
+
+std::vector<std::vector<std::string>> backend_sets(const std::string& what) {
+  PluginLoader::instance().load_all();
+  std::vector<std::vector<std::string>> sets{{"reference"}};
+  if (BackendRegistry::instance().find("cpu_onednn") != nullptr)
+    sets.push_back({});
+  else
+    std::cout << "warning: cpu_onednn is not loaded: " << what << " is checked on the reference backend only\n";
+  return sets;
+}
+
+RestoreBackends::~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
+
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo, double hi) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(lo, hi);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ingot/runtime/op_info.h"
 #include "ingot/tensor/tensor.h"
@@ -18,6 +19,21 @@ void skip(const std::string& reason);
 /// The backend `backend` of plugin `plugin`, loaded through the plugin loader; nullptr (and the
 /// test reported skipped, with the reason) when the plugin is not built or not available here.
 const Backend* plugin_backend_or_skip(const std::string& plugin, const std::string& backend);
+
+/// The CPU backends to run a check on one at a time (BackendRegistry::restrict_to each name):
+/// "reference", then every loaded plugin backend of the CPU (plugins loaded first).
+std::vector<std::string> cpu_backends();
+/// Backend sets to run a check under: {"reference"} alone, then {} (every backend loaded) when
+/// cpu_onednn is built — whose opaque layouts and fused kernels the check must survive too. Warns,
+/// naming `what`, when cpu_onednn is not loaded.
+std::vector<std::vector<std::string>> backend_sets(const std::string& what);
+/// Lifts any BackendRegistry::restrict_to when the scope ends.
+struct RestoreBackends {
+  RestoreBackends() = default;
+  RestoreBackends(const RestoreBackends&) = delete;
+  RestoreBackends& operator=(const RestoreBackends&) = delete;
+  ~RestoreBackends();
+};
 
 /// Uniform values in [lo, hi) from a fixed-seed generator, any dtype (integers are rounded).
 Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo = -1.0, double hi = 1.0);

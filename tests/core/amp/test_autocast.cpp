@@ -42,6 +42,13 @@ TEST_CASE("autocast policy: matmul and conv low, touchy ops f32, the rest fall t
   CHECK(sum(y).dtype() == DType::F32);
   CHECK(exp(y).dtype() == DType::F32);
   CHECK(mean(y).dtype() == DType::F32);
+  // Batch norm runs on its input's dtype with f32 statistics and affine parameters.
+  const Tensor feat = conv2d(img, k, Tensor(), Conv2dParams{});
+  const Tensor gamma = ones({4}), beta = zeros({4}), rm = zeros({4}), rv = ones({4});
+  const BatchNormResult bn = batch_norm(feat, gamma, beta, rm, rv, /*training=*/true);
+  CHECK(bn.y.dtype() == DType::BF16);
+  CHECK(bn.save_mean.dtype() == DType::F32);
+  CHECK(rm.dtype() == DType::F32);
   // f64 operands stay f64 (torch leaves f64 ops alone), mixed with f32 they promote to f64.
   CHECK(matmul(x.to(DType::F64), w.to(DType::F64).transpose(0, 1)).dtype() == DType::F64);
   CHECK(matmul(x.to(DType::F64), w.transpose(0, 1)).dtype() == DType::F64);

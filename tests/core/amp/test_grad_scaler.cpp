@@ -93,19 +93,9 @@ void require_state(const GradScaler& s, const Golden& g, const std::string& name
   REQUIRE(s.growth_tracker() == g.at(name + "/tracker").to_vector<int64_t>()[static_cast<size_t>(step)]);
 }
 
-std::vector<std::string> cpu_backends() {
-  PluginLoader::instance().load_all();
-  std::vector<std::string> names = {"reference"};
-  for (const auto& b : BackendRegistry::instance().backends()) {
-    if (b.get() != &BackendRegistry::instance().reference() && b->device_kind() == DeviceKind::CPU)
-      names.push_back(b->name());
-  }
-  return names;
-}
+using test::cpu_backends;
 
-struct RestoreBackends {
-  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
-};
+using test::RestoreBackends;
 
 // Replays the "unscale" fixture cases with the parameters and gradients on `device`: the scaled
 // loss, found_inf and every unscaled gradient bit for bit, then the scale after each update.

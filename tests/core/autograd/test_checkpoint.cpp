@@ -45,16 +45,9 @@ std::vector<std::vector<float>> grads_of(const std::vector<Tensor>& ts) {
 }
 
 /// The reference backend alone, then everything loaded (cpu_onednn when built).
-std::vector<std::vector<std::string>> backend_sets() {
-  PluginLoader::instance().load_all();
-  std::vector<std::vector<std::string>> sets{{"reference"}};
-  if (BackendRegistry::instance().find("cpu_onednn") != nullptr) sets.push_back({});
-  return sets;
-}
+std::vector<std::vector<std::string>> backend_sets() { return test::backend_sets("checkpointing"); }
 
-struct RestoreBackends {
-  ~RestoreBackends() { BackendRegistry::instance().restrict_to({}); }
-};
+using test::RestoreBackends;
 
 }  // namespace
 
