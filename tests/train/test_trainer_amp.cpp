@@ -159,3 +159,25 @@ TEST_CASE("trainer amp: training resumed from the scaler's state continues bit-i
   CHECK(resumed_scaler.skipped_steps() == whole_scaler.skipped_steps());
   for (size_t i = 0; i < full.weights.size(); ++i) CHECK(test::compare(rest.weights[i], full.weights[i], 0, 0) == "");
 }
+
+TEST_CASE("trainer amp: clipping sees unscaled gradients, so a scaled run equals the unscaled one", "[train][amp]") {
+  // Scaling by a power of two and unscaling by its inverse is exact (no overflow, no subnormals
+  // here), so with clipping applied after unscale_ both runs take the same steps bit for bit;
+  // clipping the scaled gradients would clip 1024 times harder.
+  const auto run = [](bool scaled) {
+    amp::GradScalerOptions o;
+    o.init_scale = 1024.0;
+    o.growth_interval = 1000000;
+    o.enabled = scaled;
+    amp::GradScaler scaler(o);
+    test::SmallTraining t;
+    t.samples = 48;
+    t.config.amp = amp_config(DType::BF16, scaled);
+    t.config.clip_grad_norm = 0.05;  // small enough to clip every step
+    t.scaler = &scaler;
+    return t.run();
+  };
+  const auto plain = run(false), scaled = run(true);
+  for (size_t i = 0; i < plain.weights.size(); ++i)
+    CHECK(test::compare(scaled.weights[i], plain.weights[i], 0, 0) == "");
+}
