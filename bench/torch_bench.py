@@ -22,7 +22,9 @@ train.checkpointing.segments (so the same --set lines drive `ingot bench`) or --
 weights and backward outside it, inference and latency under autocast too; the model's
 nn.Sequential through checkpoint_sequential(..., use_reentrant=False). Before the timed blocks one
 more (untimed) step measures the activation memory: the distinct storages autograd saved for
-backward that did not exist before the step (memory.activation_bytes, as `ingot bench` reports it).
+backward that did not exist before the step (memory.activation_bytes, as `ingot bench` reports it),
+and on a CPU the step's peak above its start from the profiler's allocation records
+(memory.step_peak_bytes).
 `--json` prints one JSON object per (config, thread count) line, in `ingot bench --json`'s schema
 plus a "runtime" object (the BLAS library torch loaded, OpenBLAS's core and threads, the
 environment). Several configs or `--threads 1,2` are for bench/compare's sweep: one process, one
@@ -321,8 +323,9 @@ def bench(path, init, args, threads):
 
 
 def print_human(r):
-    print("%s (%s, %d params, %d threads, torch %s, %s)" % (r["config"], r["model"], r["params"], r["threads"],
-                                                           r["version"], r["device"]))
+    print("%s (%s, %d params, %d threads, torch %s, %s, %s%s)" % (
+        r["config"], r["model"], r["params"], r["threads"], r["version"], r["device"], r["dtype"],
+        ", %d checkpointed segments" % r["checkpointing_segments"] if r["checkpointing"] else ""))
     if r["train"]:
         t = r["train"]
         print("  train      batch %4d: %9.1f images/s (min %.1f, max %.1f), %.2f ms/step"
@@ -336,6 +339,11 @@ def print_human(r):
     if r["latency_b1_ms"]:
         print("  latency    batch    1: %.3f ms median, %.3f ms p90" % (r["latency_b1_ms"]["median"],
                                                                        r["latency_b1_ms"]["p90"]))
+    mem = r["memory"]
+    if mem["activation_bytes"] is not None:
+        print("  activation memory %.1f MiB kept from forward to backward%s" % (
+            mem["activation_bytes"] / 2**20, "" if mem["step_peak_bytes"] is None else
+            ", step peak %.1f MiB above its start" % (mem["step_peak_bytes"] / 2**20)))
     blas = r["runtime"]["blas"]
     print("  peak RSS %.1f MiB; BLAS %s (%s)" % (r["memory"]["peak_rss_bytes"] / 2**20,
                                                 ", ".join(blas["libraries"]) or "none",
