@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,11 +34,22 @@ const Shape k3MiB{786432}, k1MiB{262144};
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / kMiB; }
 
-/// The allocated and peak MiB a progress line ends with.
+/// The allocated and peak MiB a progress line ends with ("...  mem A/P MiB"). (No std::regex:
+/// GCC 12 warns inside it under the sanitizers' -O2, and warnings are errors.)
 std::pair<double, double> shown(const std::string& line) {
-  std::smatch m;
-  REQUIRE(std::regex_search(line, m, std::regex("  mem ([0-9.]+)/([0-9.]+) MiB$")));
-  return {std::stod(m[1]), std::stod(m[2])};
+  const std::string head = "  mem ", tail = " MiB";
+  const size_t at = line.rfind(head);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(line.size() >= tail.size());
+  REQUIRE(line.compare(line.size() - tail.size(), tail.size(), tail) == 0);
+  const std::string pair = line.substr(at + head.size(), line.size() - tail.size() - at - head.size());
+  const size_t slash = pair.find('/');
+  REQUIRE(slash != std::string::npos);
+  size_t used_a = 0, used_p = 0;
+  const std::string a = pair.substr(0, slash), p = pair.substr(slash + 1);
+  const double allocated = std::stod(a, &used_a), peak = std::stod(p, &used_p);
+  REQUIRE((used_a == a.size() && used_p == p.size()));
+  return {allocated, peak};
 }
 
 TEST_CASE("progress bar: mem allocated/peak MiB at the end of each line, the peak per epoch", "[train][memory]") {
