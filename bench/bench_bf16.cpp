@@ -9,6 +9,7 @@
 
 #include <cstdio>
 
+#include "ingot/ops/linalg.h"
 #include "ingot/ops/random.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/dispatch.h"
@@ -27,14 +28,8 @@ Tensor input(const Shape& s, DType dt, uint64_t seed) {
   return uniform(s, -1.0, 1.0, DType::F32, &gen).to(dt);
 }
 
-ingot_attr_conv2d conv_attr() {
-  auto a = make_attr<ingot_attr_conv2d>();
-  a.stride[0] = a.stride[1] = 1;
-  a.padding[0] = a.padding[1] = 1;
-  a.dilation[0] = a.dilation[1] = 1;
-  a.groups = 1;
-  return a;
-}
+/// 3x3, stride 1, padding 1, no bias.
+ingot_attr_conv2d conv_attr() { return conv2d_attr(Conv2dParams{.padding = {1, 1}}, false, Activation::None); }
 
 struct ConvShape {
   Shape x, w, y;

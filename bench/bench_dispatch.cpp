@@ -10,11 +10,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ingot/ops/linalg.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
-#include "load_onednn.h"
 #include "ingot/runtime/registry.h"
+#include "load_onednn.h"
 
 namespace {
 
@@ -87,15 +88,8 @@ void BM_Sgemm_Direct(benchmark::State& state) {
 // ---- conv 32x64x56x56, 64 3x3 filters, pad 1 ---------------------------------------------------
 const memory::dims kX{32, 64, 56, 56}, kW{64, 64, 3, 3}, kB{64};
 
-ingot_attr_conv2d conv_attr() {
-  auto a = make_attr<ingot_attr_conv2d>();
-  a.stride[0] = a.stride[1] = 1;
-  a.padding[0] = a.padding[1] = 1;
-  a.dilation[0] = a.dilation[1] = 1;
-  a.groups = 1;
-  a.has_bias = 1;
-  return a;
-}
+/// 3x3, stride 1, padding 1, with bias.
+ingot_attr_conv2d conv_attr() { return conv2d_attr(Conv2dParams{.padding = {1, 1}}, true, Activation::None); }
 
 void BM_Conv_Ingot(benchmark::State& state) {
   if (!load_onednn()) return state.SkipWithError("cpu_onednn plugin unavailable");
