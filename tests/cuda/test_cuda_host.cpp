@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device_errors.h"
+#include "host_desc.h"
 #include "ingot/runtime/op_info.h"
 #include "kernels.h"
 #include "overlap.h"
@@ -19,27 +20,10 @@
 namespace ingot::cuda {
 namespace {
 
-alignas(16) char g_storage[1 << 12];  // descriptors point here; nothing reads it
-
-/// A strided CUDA descriptor (row-major strides unless given) `offset` elements into g_storage.
+/// A strided CUDA descriptor (row-major strides unless given) `offset` elements into a buffer.
 ingot_tensor_desc desc(std::initializer_list<int64_t> shape, int32_t dtype = INGOT_F32,
                        std::initializer_list<int64_t> strides = {}, int64_t offset = 0) {
-  ingot_tensor_desc d{};
-  d.struct_size = sizeof(d);
-  d.abi_minor = INGOT_ABI_MINOR;
-  d.dtype = dtype;
-  d.ndim = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) d.shape[i++] = s;
-  int64_t stride = 1;
-  for (int k = d.ndim - 1; k >= 0; --k) d.strides[k] = stride, stride *= d.shape[k];
-  i = 0;
-  for (int64_t s : strides) d.strides[i++] = s;
-  d.byte_offset = offset * sdk::dtype_size(dtype);
-  d.device_kind = INGOT_DEVICE_CUDA;
-  d.data = g_storage;
-  d.layout = INGOT_LAYOUT_STRIDED;
-  return d;
+  return test::host_desc(shape, dtype, strides, offset);
 }
 
 /// An attribute struct that claims to be 8 bytes shorter than this build's (an older plugin ABI).

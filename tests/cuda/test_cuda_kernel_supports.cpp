@@ -7,30 +7,18 @@
 #include <initializer_list>
 #include <vector>
 
+#include "host_desc.h"
 #include "ingot/runtime/op_info.h"
 #include "kernels.h"
 
 namespace ingot::cuda {
 namespace {
 
-alignas(16) char g_storage[1 << 12];  // descriptors point here; nothing reads it
-
 /// A contiguous descriptor on the cuda device (or the host), with the bytes core would report.
 ingot_tensor_desc desc(std::initializer_list<int64_t> shape, int32_t dtype = INGOT_F32,
                        int32_t device = INGOT_DEVICE_CUDA) {
-  ingot_tensor_desc d{};
-  d.struct_size = sizeof(d);
-  d.abi_minor = INGOT_ABI_MINOR;
-  d.dtype = dtype;
-  d.ndim = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) d.shape[i++] = s;
-  int64_t stride = 1;
-  for (int k = d.ndim - 1; k >= 0; --k) d.strides[k] = stride, stride *= d.shape[k];
-  d.device_kind = device;
-  d.data = g_storage;
-  d.layout = INGOT_LAYOUT_STRIDED;
-  d.nbytes = stride * sdk::dtype_size(dtype);
+  ingot_tensor_desc d = test::host_desc(shape, dtype, {}, 0, device);
+  d.nbytes = sdk::numel(d) * sdk::dtype_size(dtype);
   return d;
 }
 
