@@ -96,6 +96,19 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     std::string nonfinite;  // the group's first non-finite quantity
     auto step_start = std::chrono::steady_clock::now();
     bool stop = false;
+    // Ends a group that takes no optimizer step (overflow, skip_step): its gradients are dropped,
+    // its batches count as consumed, the step count and the schedule stay. True: interrupted.
+    const auto skip_group = [&](const data::Batch& last) {
+      opt.zero_grad();
+      position.batch = last.index + 1;
+      position.rng = ctx.dropout_gen->state();
+      group_loss = 0.0;
+      micro = 0;
+      group_images = 0;
+      nonfinite.clear();
+      step_start = std::chrono::steady_clock::now();
+      return interrupted();
+    };
     while (auto batch = next_batch(feeder)) {
       if (anomaly && micro == 0) anomaly->clear();  // a group begins
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
@@ -140,20 +153,13 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       autocast.reset();
       // Loss scaling: unscale once; overflowed gradients (with a finite loss) skip the step.
       if (scaler != nullptr && nonfinite.empty() && !scaler->unscale_(params)) {
-        opt.zero_grad();
         const double was = scaler->get_scale();
         if (!scaler->update(true))
           throw NonFiniteError(fmt::format(
               "step {}: the gradients are not finite at the smallest loss scale allowed ({} = "
               "train.amp.loss_scale.min_scale)",
               position.step + 1, was));
-        position.batch = batch->index + 1;
-        position.rng = ctx.dropout_gen->state();
-        group_loss = 0.0;
-        micro = 0;
-        group_images = 0;
-        step_start = std::chrono::steady_clock::now();
-        if (interrupted()) {
+        if (skip_group(*batch)) {
           stop = true;
           break;
         }
@@ -175,22 +181,14 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
                                 : fmt::format(" (anomaly detection: {})", first);
         }
         if (!skip_nonfinite || weights_bad) throw NonFiniteError(what);
-        // skip_step: no update from this group; the batches count as consumed, the step does not.
-        opt.zero_grad();
+        // skip_step: no update from this group.
         if (scaler != nullptr) scaler->update(true);
         ++skipped;
         if (++skipped_in_row >= config.max_skipped)
           throw NonFiniteError(fmt::format("{}, and that made {} steps in a row skipped (train.max_skipped: {})", what,
                                            skipped_in_row, config.max_skipped));
         if (ctx.progress) ctx.progress->message(fmt::format("{}: optimizer step skipped", what));
-        position.batch = batch->index + 1;
-        position.rng = ctx.dropout_gen->state();
-        group_loss = 0.0;
-        micro = 0;
-        group_images = 0;
-        nonfinite.clear();
-        step_start = std::chrono::steady_clock::now();
-        if (interrupted()) {
+        if (skip_group(*batch)) {
           stop = true;
           break;
         }
