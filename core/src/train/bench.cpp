@@ -72,16 +72,35 @@ struct StepSetup {
   std::vector<Tensor> params;
 };
 
-/// One optimizer step on one batch as `ingot run` takes it (autocast, loss scaling); returns the
-/// loss (reading it waits for the step's work).
-double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, StepSetup& setup) {
+/// bench/compare's activation memory, from one untimed training step: bytes allocated between
+/// the step's start and the end of forward and loss, i.e. what the graph keeps for backward (with
+/// autocast: the region's weight casts too), and the peak above the start during forward and
+/// backward (where checkpointing's recomputation shows).
+struct MemoryProbe {
+  std::function<MemoryStats()> stats;
+  std::function<void()> reset_peak;
+  int64_t kept = 0;
+  int64_t peak = 0;
+};
+
+/// One optimizer step on one batch as `ingot run` takes it (autocast, loss scaling), measured by
+/// `probe` when given; returns the loss (reading it waits for the step's work).
+double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, StepSetup& setup,
+                  MemoryProbe* probe = nullptr) {
   ProfileScope phase("forward", "step");
   Tensor loss;
   {
+    int64_t base = 0;
+    if (probe != nullptr) {
+      probe->reset_peak();
+      base = probe->stats().allocated;
+    }
     const amp::AutocastRegion region(setup.amp.dtype, setup.params, setup.amp.enabled);
     loss = setup.loss(model(x), y);
+    if (probe != nullptr) probe->kept = probe->stats().allocated - base;
     phase.next("backward");
     setup.scaler.scale(loss).backward();
+    if (probe != nullptr) probe->peak = probe->stats().peak_allocated - base;
   }
   const double value = loss.item();
   phase.next("optimizer");
@@ -90,34 +109,6 @@ double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, con
   setup.scaler.update(!finite);
   opt.zero_grad();
   return value;
-}
-
-/// bench/compare's activation memory, from one untimed training step (otherwise train_step):
-/// bytes allocated between the step's start and the end of forward and loss, i.e. what the graph
-/// keeps for backward (with autocast: the region's weight casts too), and the peak above the
-/// start during forward and backward (where checkpointing's recomputation shows).
-struct ActivationMemory {
-  int64_t kept = 0;
-  int64_t peak = 0;
-};
-ActivationMemory activation_memory_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y,
-                                        StepSetup& setup, const std::function<MemoryStats()>& stats,
-                                        const std::function<void()>& reset_peak) {
-  ActivationMemory m;
-  {
-    reset_peak();
-    const int64_t base = stats().allocated;
-    const amp::AutocastRegion region(setup.amp.dtype, setup.params, setup.amp.enabled);
-    const Tensor loss = setup.loss(model(x), y);
-    m.kept = stats().allocated - base;
-    setup.scaler.scale(loss).backward();
-    m.peak = stats().peak_allocated - base;
-  }
-  const bool finite = setup.scaler.unscale_(setup.params);
-  if (finite) opt.step();
-  setup.scaler.update(!finite);
-  opt.zero_grad();
-  return m;
 }
 
 /// A forward whose result is brought to the strided layout a caller would read.
@@ -226,9 +217,10 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   const auto stats_now = [&] { return device_stats ? memory_stats(device) : core_view.stats(); };
   const auto reset_peak = [&] { device_stats ? reset_peak_memory_stats(device) : core_view.reset_peak(); };
   r.checkpointing_segments = train_cfg.checkpointing_segments;
-  const ActivationMemory activations = activation_memory_step(*model, *opt, x, y, setup, stats_now, reset_peak);
-  r.activation_bytes = activations.kept;
-  r.step_peak_bytes = activations.peak;
+  MemoryProbe probe{stats_now, reset_peak};
+  (void)train_step(*model, *opt, x, y, setup, &probe);
+  r.activation_bytes = probe.kept;
+  r.step_peak_bytes = probe.peak;
   reset_peak();
   const MemoryStats before = stats_now();
   if (o.profile_dir) Profiler::instance().start();
