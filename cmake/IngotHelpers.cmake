@@ -40,6 +40,24 @@ function(ingot_add_plugin name)
   endif()
 endfunction()
 
+# ingot_add_extension(NAME SOURCES ...): an extension plugin (C++ against core's installed API) as a
+# MODULE library in the build's extension folder (beside the plugin folder, where the extension
+# loader looks), installed into lib/ingot/extensions; hidden visibility, so that it exports only
+# ingot_extension_query / ingot_extension_register.
+function(ingot_add_extension name)
+  cmake_parse_arguments(E "" "" "SOURCES;LIBS" ${ARGN})
+  set(target ingot_extension_${name})
+  add_library(${target} MODULE ${E_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ingot_${name} PREFIX "lib"
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/extensions
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_link_libraries(${target} PRIVATE ingot_core ${E_LIBS})
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  ingot_set_warnings(${target})
+  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/extensions)
+endfunction()
+
 # ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...] [TIMEOUT s])
 # One Catch2 executable per area, linked with the shared Catch2 main object. Every test case is
 # its own ctest entry "NAME: case" (listed when ctest starts, see IngotDiscoverTests.cmake); a case

@@ -13,6 +13,7 @@
 #include "ingot/amp/autocast.h"
 #include "ingot/base/allocator.h"
 #include "ingot/data/data_config.h"
+#include "ingot/io/atomic_write.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/checkpoint.h"
 #include "ingot/nn/model_builder.h"
@@ -29,6 +30,7 @@
 #include "ingot/train/out_of_memory.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
+#include "ingot/train/stage_report.h"
 
 namespace ingot::train {
 
@@ -126,6 +128,7 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->stages = make_stages(cfg.node("stages"), file);
   s->data = data::parse_data_config(cfg.node("data"), file);
   s->train = parse_train_config(cfg.node("train"), file);
+  s->report = parse_report_config(cfg.node("report"), file);
   s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen);
   if (s->train.amp.enabled) {
     if (const std::string why = amp::autocast_unsupported_reason(device, s->train.amp.dtype); !why.empty())
@@ -268,7 +271,9 @@ void print_header(const PipelineState& s) {
 /// Runs the stages in order until one stops the pipeline; trainer callbacks hear each stage end. A
 /// signal that arrived before a stage (during start-up, or during the stage before) stops there.
 void run_stages(PipelineState& s) {
-  TrainState ts{*s.model, *s.optimizer, s.position, s.position.epoch};
+  // A pipeline that does not start by training (a model from init_from) measures it first, as
+  // the row the others are compared with.
+  if (s.report.stages && !s.stages.empty() && !s.stages.front()->trains()) measure_stage(s, "start");
   for (const auto& stage : s.stages) {
     if (interrupted()) {
       s.status = TrainStatus::Interrupted;
@@ -281,8 +286,25 @@ void run_stages(PipelineState& s) {
     s.memory_watch->end_stage();
     s.memory_watch->empty_caches();  // the next stage starts from what is live, the caches given back
     if (!go_on) return;
+    // A stage other than train that changed the model leaves no evaluation of the new one.
+    if (stage->changes_model() && !stage->trains()) s.last_eval.reset();
+    if (s.report.stages && stage->changes_model()) measure_stage(s, stage->name());
+    // (a stage may have replaced the model: the callbacks hear about the one there is now)
+    TrainState ts{*s.model, *s.optimizer, s.position, s.position.epoch};
     for (const auto& cb : s.callbacks) cb->on_stage_end(ts, stage->name());
   }
+}
+
+/// The per-stage table, printed and written to compression.md (when any stage was measured).
+void write_stage_table(const PipelineState& s) {
+  if (s.stage_rows.empty()) return;
+  const std::string table = stage_table_markdown(s.stage_rows);
+  const std::filesystem::path file = s.run->path() / "compression.md";
+  io::atomic_write(file, fmt::format("# {}: the model after each stage\n\nAccuracy, size and speed after every stage "
+                                     "that changed the model; ratios against row 0. Latency at batch 1 and "
+                                     "images/s with {} thread(s) on {}.\n\n{}",
+                                     s.cfg.name(), num_threads(), s.model->device().str(), table));
+  s.out << table << fmt::format("stage table: {}\n", file.string());
 }
 
 void write_summary(PipelineState& s, const config::BackendSelection& backends, double seconds) {
@@ -366,6 +388,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     report();
     throw OutOfMemoryError(s.failure);
   }
+  write_stage_table(s);
   write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
   report();
   if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);

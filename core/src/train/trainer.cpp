@@ -211,6 +211,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
         const double secs = seconds_since(step_start);
         Record r = train_step_record(epoch + 1, position.step, group_loss / static_cast<double>(micro), lr,
                                      secs > 0 ? static_cast<double>(group_images) / secs : 0.0, secs);
+        if (!ctx.stage.empty()) r.set("stage", ctx.stage);
         if (grad_norm >= 0) r.set("grad_norm", grad_norm);
         if (skipped > 0) r.set("skipped_steps", skipped);
         if (scaler != nullptr) r.set("loss_scale", scaler->get_scale()).set("amp_skipped_steps", scaler->skipped_steps());
@@ -246,6 +247,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     if (ctx.metrics) {
       Record r("epoch", epoch + 1, position.step);
       r.set("loss", shown_loss).set("time_s", secs).set("batches", epoch_batches);
+      if (!ctx.stage.empty()) r.set("stage", ctx.stage);
       r.set("device", model.device().str()).set("ops_by_backend", RawJson{ops_by_backend_json()});
       ctx.metrics->log(r);
     }

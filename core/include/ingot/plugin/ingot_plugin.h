@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 1
+#define INGOT_ABI_MINOR 2
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -51,6 +51,9 @@ typedef enum ingot_dtype {
 #define INGOT_DTYPES_INT ((1u << INGOT_I8) | (1u << INGOT_U8) | (1u << INGOT_I32) | (1u << INGOT_I64))
 #define INGOT_DTYPES_NUM (INGOT_DTYPES_FLOAT | INGOT_DTYPES_INT)
 #define INGOT_DTYPES_ANY (INGOT_DTYPES_NUM | (1u << INGOT_BOOL))
+/* the dtypes of a quantized tensor (ABI 2.2), and the floating ones plus those (max pooling) */
+#define INGOT_DTYPES_Q8 ((1u << INGOT_I8) | (1u << INGOT_U8))
+#define INGOT_DTYPES_FLOAT_Q8 (INGOT_DTYPES_FLOAT | INGOT_DTYPES_Q8)
 
 typedef enum ingot_device_kind { INGOT_DEVICE_CPU = 0, INGOT_DEVICE_CUDA = 1 } ingot_device_kind;
 
@@ -127,7 +130,8 @@ typedef enum ingot_op_family {
   INGOT_FAMILY_NORM = 14,              /* layer and batch normalisation, forward and backward */
   INGOT_FAMILY_OPTIMIZER = 15,         /* multi-tensor updates and GLOBAL_NORM */
   INGOT_FAMILY_RANDOM = 16,            /* Philox draws and DROPOUT */
-  INGOT_FAMILY_COUNT = 17
+  INGOT_FAMILY_QUANTIZED = 17,         /* QUANTIZE DEQUANTIZE QLINEAR QCONV2D (ABI 2.2) */
+  INGOT_FAMILY_COUNT = 18
 } ingot_op_family;
 
 /* The family of `op`; INGOT_FAMILY_UNKNOWN for a number outside this header's op table. */
@@ -253,6 +257,15 @@ typedef struct ingot_attr_rng {
   double a;
   double b;
 } ingot_attr_rng;
+
+/* QUANTIZE / DEQUANTIZE (ABI 2.2): the channel axis of per-channel scale and zero point (ignored
+ * when they hold 1 element) and the range q is clamped to (within the dtype's; QUANTIZE only). */
+typedef struct ingot_attr_quantize {
+  INGOT_ATTR_HEAD;
+  int32_t axis;
+  int32_t quant_min;
+  int32_t quant_max;
+} ingot_attr_quantize;
 
 /* ---- execution context (host services for one call) -------------------------------------- */
 typedef struct ingot_exec_context {

@@ -25,6 +25,7 @@
 #include "ingot/train/progress_bar.h"
 #include "ingot/train/run_dir.h"
 #include "ingot/train/stage.h"
+#include "ingot/train/stage_report.h"
 #include "ingot/train/train_config.h"
 #include "ingot/train/trainer.h"
 
@@ -71,6 +72,12 @@ struct PipelineState {
   TrainStatus status = TrainStatus::Finished;
   int exit_code = 0;
   std::string failure;  ///< why training failed (status Failed): thrown after the summary is written
+
+  /// `report:` and the rows measured so far (train/stage_report.h).
+  ReportConfig report;
+  std::vector<StageRow> stage_rows;
+  /// What the stage that runs now did, for its row of the table ("int8 static: 4 of 4 layers").
+  std::string stage_note;
 
   /// Callbacks of the trainer, in order (stages and extensions add theirs before training).
   std::vector<std::unique_ptr<TrainCallback>> callbacks;

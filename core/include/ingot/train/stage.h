@@ -20,6 +20,9 @@ class PipelineStage {
   virtual std::string name() const = 0;
   /// True for a stage that trains: the pipeline then keeps checkpoints and resumes into it.
   virtual bool trains() const { return false; }
+  /// True for a stage that changes the model's weights or structure (train, distill, prune,
+  /// quantize): with `report: {stages: true}` the pipeline measures the model after it.
+  virtual bool changes_model() const { return trains(); }
   /// Runs the stage; false stops the pipeline (training interrupted by a signal).
   virtual bool run(PipelineState& state) = 0;
 };

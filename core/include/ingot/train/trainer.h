@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "ingot/amp/grad_scaler.h"
 #include "ingot/data/data_loader.h"
@@ -33,6 +34,9 @@ struct TrainContext {
   /// with the steps and belongs in checkpoints.
   amp::GradScaler* scaler = nullptr;
   std::vector<TrainCallback*> callbacks;  ///< run in this order at each point of the loop
+  /// The pipeline stage that trains ("" for `train`): train_step and epoch records then carry it
+  /// as "stage" (distillation, pruning's fine-tuning).
+  std::string stage;
 };
 
 /// Sizes derived from the config and the loader.
