@@ -11,14 +11,16 @@ namespace ingot::onednn {
 
 namespace {
 constexpr size_t kPlanCacheCapacity = 1024;
+constexpr size_t kPackedWeightsCapacity = 256;
 
 const OpFamily* const kFamilies[] = {&matmul_family(),    &conv_family(),    &pool_family(),       &eltwise_family(),
                                      &binary_family(),    &softmax_family(), &batch_norm_family(), &layer_norm_family(),
-                                     &reduction_family(), &reorder_family(),     &optim_family(),      &select_family(),
-                                     &relu_bwd_family()};
+                                     &reduction_family(), &reorder_family(), &optim_family(),      &select_family(),
+                                     &relu_bwd_family(),  &quant_family(),   &qlinear_family(),    &qconv_family()};
 }  // namespace
 
-OnednnBackend::OnednnBackend() : cache_(kPlanCacheCapacity), threads_(omp_get_max_threads()) {
+OnednnBackend::OnednnBackend()
+    : cache_(kPlanCacheCapacity), packed_(kPackedWeightsCapacity), threads_(omp_get_max_threads()) {
   DNNL_CHECK(engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0), "cpu_onednn: creating the oneDNN CPU engine");
   DNNL_CHECK(stream_ = dnnl::stream(engine_), "cpu_onednn: creating the oneDNN stream");
   for (int op = 0; op < INGOT_OP_COUNT; ++op) {

@@ -12,6 +12,7 @@
 
 #include "ingot/plugin/sdk.h"
 #include "opaque_layout.h"
+#include "packed_weights.h"
 #include "plan_cache.h"
 
 namespace ingot::onednn {
@@ -36,6 +37,8 @@ class OnednnBackend final : public sdk::ComputeImpl {
   const dnnl::engine& engine() const { return engine_; }
   const dnnl::stream& stream() const { return stream_; }
   OpaqueRegistry& layouts() { return layouts_; }
+  /// Constant weights kept in a kernel's own format (the int8 convolutions').
+  PackedWeights& packed_weights() { return packed_; }
   int threads() const { return threads_; }
   /// The cached plan for `key`; `build` runs on a miss. A build that throws is cached too, as a
   /// plan without primitive whose impl says why (so declined cases stay cheap to decline).
@@ -73,6 +76,7 @@ class OnednnBackend final : public sdk::ComputeImpl {
   dnnl::stream stream_;
   PlanCache cache_;
   OpaqueRegistry layouts_;
+  PackedWeights packed_;
   int threads_ = 0;
   std::array<const OpFamily*, INGOT_OP_COUNT> families_{};
   std::array<std::string, INGOT_OP_COUNT> impl_names_{};

@@ -1,5 +1,6 @@
 // Pooling family: 2-d max and average pooling (NCHW, f32 or bf16) with torch's padding / ceil_mode /
-// divisor rules, and both backwards.
+// divisor rules, and both backwards; max pooling of u8 / i8 values (quantized inference, no
+// indices), in any of our layouts (an int8 convolution's NHWC output stays NHWC).
 // MAX_POOL2D's second output is torch's i64 flat indices h * W + w into the input plane, readable
 // by every backend. On dense tensors we decode oneDNN's workspace (the argmax tap of each window)
 // into them, and MAX_POOL2D_BWD scatters grad_y through them (a plain OpenMP loop). When the
@@ -76,6 +77,8 @@ std::shared_ptr<Plan> avg_backward_plan(OnednnBackend& be, const sdk::OpCall& c,
 std::shared_ptr<Plan> plan_for(OnednnBackend& be, const sdk::OpCall& c, std::optional<PoolGeometry>& g) {
   if (c.op == INGOT_OP_MAX_POOL2D) {
     if (c.n_in != 1 || c.n_out != 2 || c.out[1].dtype != INGOT_I64) return nullptr;
+    // u8 / i8 (quantized inference): values only, no indices
+    if ((c.in[0].dtype == INGOT_U8 || c.in[0].dtype == INGOT_I8) && wants_indices(c)) return nullptr;
     if (!sdk::is_contiguous(c.out[1]) && indices_of(be, c.out[1]) == nullptr) return nullptr;
   } else if (c.n_in != 1 || c.n_out != 1) {
     return nullptr;
@@ -91,7 +94,14 @@ std::shared_ptr<Plan> plan_for(OnednnBackend& be, const sdk::OpCall& c, std::opt
   if (blocked == nullptr && !sdk::is_contiguous(c.in[0])) return nullptr;
   if (c.out[0].layout == INGOT_LAYOUT_STRIDED ? !sdk::is_contiguous(c.out[0]) : be.opaque_md(c.out[0]) == nullptr)
     return nullptr;
-  return forward_plan(be, c, *g, blocked != nullptr ? *blocked : plain_md(g->x, g->type));
+  // oneDNN pools integers in NHWC only (NCHW or blocked is a "ref" loop): u8 / i8 in another
+  // layout is staged to NHWC
+  const bool q8 = g->type == dt::u8 || g->type == dt::s8;
+  const dnnl::memory::desc nhwc(g->x, g->type, tag::acdb);
+  if (blocked == nullptr) return forward_plan(be, c, *g, q8 ? nhwc : plain_md(g->x, g->type));
+  auto p = forward_plan(be, c, *g, *blocked);
+  if (q8 && (!p->prim || is_ref_impl(p->impl))) p = forward_plan(be, c, *g, nhwc);
+  return p;
 }
 
 // ---- MAX_POOL2D_BWD from torch's i64 indices (any backend's forward) ----
@@ -230,13 +240,16 @@ void execute(const sdk::OpCall& c, Exec& ex) {
     throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn max_pool2d: indices layout of another geometry");
   const bool decode = is_max && encoded == nullptr;
   const dnnl::memory::desc ws_plain = decode ? plain_md(g->y, ws.data_type()) : dnnl::memory::desc();
+  const dnnl::memory::desc* in_blocked = be.opaque_md(c.in[0]);
+  const Exec::Staged src =
+      ex.stage(in_blocked != nullptr ? *in_blocked : plain_md(g->x, g->type), sdk::data_ptr(c.in[0]), p->pd.src_desc());
   const size_t dst_slot = dst_temp ? ex.reserve(dst.get_size()) : Exec::npos;
   const size_t ws_slot = decode ? ex.reserve(ws.get_size()) : Exec::npos;
   const size_t ws_plain_slot = decode && ws != ws_plain ? ex.reserve(ws_plain.get_size()) : Exec::npos;
   const size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
   void* y = dst_temp ? ex.ptr(dst_slot) : sdk::data_ptr(c.out[0]);
-  ex.bind(*p, DNNL_ARG_SRC, p->pd.src_desc(), sdk::data_ptr(c.in[0]));
+  ex.bind(*p, DNNL_ARG_SRC, p->pd.src_desc(), ex.staged_input(src));
   ex.bind(*p, DNNL_ARG_DST, dst, y);
   if (is_max) ex.bind(*p, DNNL_ARG_WORKSPACE, ws, decode ? ex.ptr(ws_slot) : sdk::data_ptr(c.out[1]));
   ex.run(*p, c.op, scratch);

@@ -30,7 +30,9 @@ void decode_indices(const W* ws, int64_t* index, const PoolGeometry& g) {
 
 std::optional<PoolGeometry> geometry(const sdk::OpCall& c, const ingot_tensor_desc& x, const ingot_tensor_desc& y) {
   const auto& a = sdk::attr<ingot_attr_pool2d>(c.attrs);
-  if (x.ndim != 4 || y.ndim != 4 || !is_compute_dtype(x.dtype) || y.dtype != x.dtype) return std::nullopt;
+  // u8 / i8: max pooling of quantized values (forward; it commutes with quantization)
+  const bool q8_max = c.op == INGOT_OP_MAX_POOL2D && (x.dtype == INGOT_U8 || x.dtype == INGOT_I8);
+  if (x.ndim != 4 || y.ndim != 4 || !(is_compute_dtype(x.dtype) || q8_max) || y.dtype != x.dtype) return std::nullopt;
   if (!is_plain_host(x) || !is_plain_host(y)) return std::nullopt;
   PoolGeometry g;
   g.type = to_dnnl(x.dtype);

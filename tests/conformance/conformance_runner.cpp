@@ -96,8 +96,8 @@ Tolerance tolerance_for(const OpCase& c, DType dtype) {
       // f32 sum of K terms of magnitude ~1 is off by ~sqrt(K) * 2^-24; atol = sqrt(K) * 2^-14 leaves
       // a wide margin yet fails a sum accumulated in bf16 (~sqrt(K) * 2^-9).
       return {2.0 * kBf16Ulp / 256.0 * depth, 2.0 * kBf16Ulp};
-    default:
-      return {};  // integers, bool: exact
+    default:  // integers, bool: exact, unless the case allows an absolute difference (requantized outputs)
+      return c.tolerance ? Tolerance{*c.tolerance, 0.0} : Tolerance{};
   }
   if (c.tolerance) base = *c.tolerance;
   const double scaled = base * depth;

@@ -28,7 +28,8 @@ struct Tolerance {
 inline constexpr double kBf16Ulp = 1.0 / 128.0;
 /// f64 1e-12, f32 1e-5, f16 1e-3, times sqrt(reduction) for both atol and rtol; integers and bool
 /// exact. bf16: rtol = 2 ulps (2^-6) whatever the depth, atol = sqrt(reduction) * 2^-14 (the
-/// reasoning is in tolerance_for). A case's `tolerance` replaces the base (bf16 too).
+/// reasoning is in tolerance_for). A case's `tolerance` replaces the base (bf16 too); for integer
+/// outputs it is the absolute difference allowed, not scaled.
 Tolerance tolerance_for(const OpCase& c, DType dtype);
 
 /// Counters printed as one summary line per backend.

@@ -24,7 +24,8 @@ struct OpCase {
   int64_t reduction = 1;              ///< longest reduction behind an output (scales tolerances)
   std::vector<int> compared_outputs;  ///< empty = every output
   std::vector<int> mutated_inputs;    ///< in-place ops: inputs compared after the call
-  std::optional<double> tolerance;    ///< replaces the dtype's rtol = atol (0 = bit-identical)
+  std::optional<double> tolerance;    ///< replaces the dtype's rtol = atol (0 = bit-identical);
+                                      ///< integer outputs: the absolute difference allowed
   /// MAX_POOL2D_BWD: inputs are (grad_y, x); the workspace comes from each backend's own forward.
   bool pool_workspace = false;
 
@@ -110,7 +111,10 @@ CaseList norm_cases(OpKind op);          // cases_norm.cpp: layer_norm, batch_no
 CaseList multi_tensor_cases(OpKind op);  // cases_norm.cpp: global_norm, sgd_update
 CaseList optim_cases(OpKind op);         // cases_optim.cpp: adam_update
 CaseList dropout_cases(OpKind op);       // cases_dropout.cpp
+CaseList quantized_cases(OpKind op);     // cases_quant.cpp: quantize, dequantize, qlinear, qconv2d
 /// Extra cases for every op, after its family's: a bf16 training step's calls (cases_amp.cpp).
 CaseList amp_cases(OpKind op);
+/// Extra MAX_POOL2D cases of quantized values with ties (cases_quant.cpp); empty for other ops.
+CaseList quantized_pool_cases(OpKind op);
 
 }  // namespace ingot::conformance

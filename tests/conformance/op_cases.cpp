@@ -103,6 +103,11 @@ Generator generator_for(OpKind op) {
       return &optim_cases;
     case INGOT_OP_RELU_BWD:
       return &relu_bwd_cases;
+    case INGOT_OP_QUANTIZE:
+    case INGOT_OP_DEQUANTIZE:
+    case INGOT_OP_QLINEAR:
+    case INGOT_OP_QCONV2D:
+      return &quantized_cases;
     case INGOT_OP_COUNT:
       return nullptr;
   }
@@ -116,6 +121,7 @@ CaseList op_cases(OpKind op) {
   if (gen == nullptr) return {};
   CaseList cases = gen(op);
   for (OpCase& c : amp_cases(op)) cases.push_back(std::move(c));
+  for (OpCase& c : quantized_pool_cases(op)) cases.push_back(std::move(c));
   return cases;
 }
 

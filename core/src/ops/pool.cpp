@@ -73,7 +73,8 @@ MaxPool2dResult max_pool2d(const Tensor& x, const Pool2dParams& p) {
 Tensor max_pool2d_values(const Tensor& x, const Pool2dParams& p) {
   detail::check_defined(x, "max_pool2d", "input");
   if (GradMode::is_enabled() && x.requires_grad()) return max_pool2d(x, p).y;
-  check_float("max_pool2d", x);
+  // u8 / i8 too: max pooling commutes with quantization (monotone), so quantized models pool q
+  detail::check_op_dtype(INGOT_OP_MAX_POOL2D, x.dtype());
   const Shape out = pool2d_output_shape(x.shape(), p);
   auto attr = pool2d_attr(p);
   attr.indices_unused = 1;

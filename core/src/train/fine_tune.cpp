@@ -23,7 +23,8 @@ TrainConfig fine_tune_config(const PipelineState& s, const YAML::Node& section) 
 }
 
 TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cfg,
-                      const std::vector<TrainCallback*>& callbacks, const std::string& stage) {
+                      const std::vector<TrainCallback*>& callbacks, const std::string& stage,
+                      const nn::Loss* eval_loss) {
   const std::string& file = s.cfg.file();
   std::unique_ptr<optim::Optimizer> optimizer = optim::make_optimizer(cfg.optimizer, model.named_parameters(), file,
                                                                       stage + ".fine_tune.optimizer");
@@ -43,7 +44,8 @@ TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cf
   const EpochEnd on_epoch_end = [&](int64_t epoch, const TrainPosition& pos, double loss) {
     s.last_train_loss = loss;
     if (!cfg.eval_every_epoch || pos.batch != 0) return;
-    const EvalResult r = evaluate(model, *s.loaders.test, s.class_names, &cfg.loss, &cfg.amp);
+    const EvalResult r = evaluate(model, *s.loaders.test, s.class_names, eval_loss != nullptr ? eval_loss : &cfg.loss,
+                                    &cfg.amp);
     s.progress->message(fmt::format("{}: epoch {} accuracy {:.2f}%  loss {:.4f}", stage, epoch, 100.0 * r.accuracy,
                                     r.loss + 0.0));
     Record rec("eval", epoch, pos.step);

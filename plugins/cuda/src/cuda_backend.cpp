@@ -8,6 +8,7 @@
 #include "cuda_check.h"
 #include "kernels.h"
 #include "op_matmul.h"
+#include "op_qlinear.h"
 
 namespace ingot::cuda {
 namespace {
@@ -49,6 +50,8 @@ bool implemented(int32_t op) {
     case INGOT_OP_LAYER_NORM: case INGOT_OP_LAYER_NORM_BWD: case INGOT_OP_BATCH_NORM: case INGOT_OP_BATCH_NORM_BWD:
     case INGOT_OP_GLOBAL_NORM: case INGOT_OP_SGD_UPDATE: case INGOT_OP_ADAM_UPDATE: case INGOT_OP_UNIFORM:
     case INGOT_OP_BERNOULLI: case INGOT_OP_NORMAL: case INGOT_OP_DROPOUT:
+    // QUANTIZED (k_quant.cu; QLINEAR: op_qlinear.cpp). QCONV2D is declined: it runs on the host.
+    case INGOT_OP_QUANTIZE: case INGOT_OP_DEQUANTIZE: case INGOT_OP_QLINEAR:
       return true;
     default:
       return false;
@@ -56,7 +59,7 @@ bool implemented(int32_t op) {
 }
 // clang-format on
 
-// The kernels of an op's family (MATMUL and CONV are routed before this).
+// The kernels of an op's family (MATMUL, CONV and QLINEAR are routed before this).
 Family family_of(int32_t op) {
   switch (ingot_op_family_of(op)) {
     case INGOT_FAMILY_ELEMENTWISE_UNARY:
@@ -84,6 +87,8 @@ Family family_of(int32_t op) {
       return {rng_supports, rng_run};
     case INGOT_FAMILY_OPTIMIZER:
       return {optim_supports, optim_run};
+    case INGOT_FAMILY_QUANTIZED:
+      return {quant_supports, quant_run};
     default:
       return {nullptr, nullptr};
   }
@@ -91,6 +96,7 @@ Family family_of(int32_t op) {
 
 bool is_conv(int32_t op) { return ingot_op_family_of(op) == INGOT_FAMILY_CONV; }
 bool is_matmul(int32_t op) { return ingot_op_family_of(op) == INGOT_FAMILY_MATMUL; }
+bool is_qlinear(int32_t op) { return op == INGOT_OP_QLINEAR; }
 
 // Every descriptor on a CUDA device names `device` (core places all tensors of a call on one).
 bool on_one_device(const sdk::OpCall& c, int32_t device) {
@@ -136,6 +142,7 @@ bool CudaBackend::supports(const sdk::OpCall& call) {
   const int32_t dev = call.device_index();
   if (!implemented(call.op) || dev < 0 || dev >= count_ || !on_one_device(call, dev)) return false;
   if (is_matmul(call.op)) return matmul_supports(call);
+  if (is_qlinear(call.op)) return qlinear_supports(call);
   if (is_conv(call.op)) return device(dev).conv->supports(call);
   const Family f = family_of(call.op);
   return f.supports != nullptr && f.supports(call);
@@ -154,6 +161,8 @@ void CudaBackend::execute(const sdk::OpCall& call, const ingot_exec_context& ctx
   if (stream != state.ctx.stream()) record_stream(call, state, stream);
   if (is_matmul(call.op)) {
     matmul_run(call, state.ctx, stream);
+  } else if (is_qlinear(call.op)) {
+    qlinear_run(call, state.ctx, stream);
   } else if (is_conv(call.op)) {
     state.conv->run(call, stream);
   } else {
@@ -205,6 +214,7 @@ const char* CudaBackend::impl_name(int32_t op) {
     return s != nullptr ? s->conv->last_algo() : nullptr;
   }
   if (is_matmul(op)) return "cublasLt";
+  if (is_qlinear(op)) return "cublasLt_int8";
   return implemented(op) && family_of(op).run != nullptr ? "cuda_kernels" : nullptr;
 }
 

@@ -1,6 +1,7 @@
-// MAX_POOL2D (y, torch-style int64 indices h * W + w in the input plane) and AVG_POOL2D over the
-// last two dims of contiguous NCHW / CHW tensors, and their backward ops as gathers (each input
-// element sums the windows that contain it: deterministic, no atomics). Sums in double.
+// MAX_POOL2D (y, torch-style int64 indices h * W + w in the input plane; also of u8 / i8 values)
+// and AVG_POOL2D over the last two dims of contiguous NCHW / CHW tensors, and their backward ops as
+// gathers (each input element sums the windows that contain it: deterministic, no atomics). Sums
+// in double.
 #include "k_common.cuh"
 
 namespace ingot::cuda {
@@ -123,7 +124,9 @@ bool pool_supports(const sdk::OpCall& c) {
   const auto& a = sdk::attr<ingot_attr_pool2d>(c.attrs);
   Geo g{};
   const int32_t dt = c.out[0].dtype;
-  if (!has_dtype(INGOT_DTYPES_FLOAT, dt)) return false;
+  // u8 / i8: the forward max pooling of quantized values (values only matter; same kernel)
+  const bool q8_max = c.op == INGOT_OP_MAX_POOL2D && has_dtype(INGOT_DTYPES_Q8, dt);
+  if (!has_dtype(INGOT_DTYPES_FLOAT, dt) && !q8_max) return false;
   for (int i = 0; i < c.n_in; ++i)
     if (!dense(c.in[i])) return false;
   for (int i = 0; i < c.n_out; ++i)
@@ -148,6 +151,17 @@ void pool_run(const sdk::OpCall& c, const Launch& l) {
   geometry(a, bwd ? c.out[0] : c.in[0], bwd ? c.in[0] : c.out[0], g);
   const int64_t n = sdk::numel(c.out[0]);
   if (n == 0) return;
+  if (has_dtype(INGOT_DTYPES_Q8, c.out[0].dtype)) {  // MAX_POOL2D of quantized values
+    int64_t* idx = sdk::data_ptr<int64_t>(c.out[1]);
+    if (c.out[0].dtype == INGOT_U8)
+      max_pool_kernel<<<grid_for(n, l), kThreads, 0, l.stream>>>(sdk::data_ptr<const uint8_t>(c.in[0]),
+                                                                 sdk::data_ptr<uint8_t>(c.out[0]), idx, g, n);
+    else
+      max_pool_kernel<<<grid_for(n, l), kThreads, 0, l.stream>>>(sdk::data_ptr<const int8_t>(c.in[0]),
+                                                                 sdk::data_ptr<int8_t>(c.out[0]), idx, g, n);
+    check_launch("pool");
+    return;
+  }
   visit_float(c.out[0].dtype, "pool", [&](auto tag) {
     using T = decltype(tag);
     const unsigned grid = grid_for(n, l);

@@ -9,5 +9,6 @@
 #include "ingot/ops/multi_tensor.h"
 #include "ingot/ops/norm.h"
 #include "ingot/ops/pool.h"
+#include "ingot/ops/quantize.h"
 #include "ingot/ops/random.h"
 #include "ingot/ops/reduce.h"

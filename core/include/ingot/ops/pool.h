@@ -32,6 +32,7 @@ Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p);
 MaxPool2dResult max_pool2d(const Tensor& x, const Pool2dParams& p);
 /// max_pool2d's values only. When no graph is recorded (grad mode off, or x needs no grad) the
 /// backend may skip the indices (oneDNN's inference pooling); otherwise it is max_pool2d(x, p).y.
+/// Also takes u8 / i8 tensors (quantized values: max pooling commutes with quantization).
 Tensor max_pool2d_values(const Tensor& x, const Pool2dParams& p);
 Tensor max_pool2d_backward(const Tensor& grad_y, const Tensor& x, const Tensor& workspace, const Pool2dParams& p);
 Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p);

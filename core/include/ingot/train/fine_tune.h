@@ -26,9 +26,12 @@ TrainConfig fine_tune_config(const PipelineState& s, const YAML::Node& section);
 /// Trains `model` as configured by `cfg` on the run's train split with a new optimizer over its
 /// parameters and a new schedule; train_step records and the progress bar carry `stage`'s name;
 /// after each epoch (cfg.eval_every_epoch) evaluates `model` on the test split and logs it.
-/// `callbacks` run after the pipeline's own (s.callbacks). Returns Finished, or Interrupted after
-/// a signal (s.exit_code set, a line printed); a non-finite loss throws NonFiniteError.
+/// `callbacks` run after the pipeline's own (s.callbacks). The evaluations use `eval_loss` (default
+/// cfg.loss: pass the plain loss when cfg.loss is a training-only variant, e.g. distillation's
+/// scaled cross entropy). Returns Finished, or Interrupted after a signal (s.exit_code set, a line
+/// printed); a non-finite loss throws NonFiniteError.
 TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cfg,
-                      const std::vector<TrainCallback*>& callbacks, const std::string& stage);
+                      const std::vector<TrainCallback*>& callbacks, const std::string& stage,
+                      const nn::Loss* eval_loss = nullptr);
 
 }  // namespace ingot::train

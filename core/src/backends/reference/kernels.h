@@ -58,6 +58,11 @@ void run_adam_update(const sdk::OpCall& c);
 void run_random(const sdk::OpCall& c);
 // dropout.cpp
 void run_dropout(const sdk::OpCall& c);
+// quantize.cpp: QUANTIZE DEQUANTIZE QLINEAR QCONV2D
+void run_quantize(const sdk::OpCall& c);
+void run_dequantize(const sdk::OpCall& c);
+void run_qlinear(const sdk::OpCall& c);
+void run_qconv2d(const sdk::OpCall& c);
 
 // Helpers other families reuse.
 /// The fused post-op of MATMUL and CONV2D (INGOT_ACT_*), in double (matmul.cpp).

@@ -55,6 +55,10 @@ Kernel kernel_for(int32_t op) {
     case INGOT_OP_GLOBAL_NORM: return &run_global_norm;
     case INGOT_OP_SGD_UPDATE: return &run_sgd_update;
     case INGOT_OP_ADAM_UPDATE: return &run_adam_update;
+    case INGOT_OP_QUANTIZE: return &run_quantize;
+    case INGOT_OP_DEQUANTIZE: return &run_dequantize;
+    case INGOT_OP_QLINEAR: return &run_qlinear;
+    case INGOT_OP_QCONV2D: return &run_qconv2d;
     default: return nullptr;
   }
 }

@@ -1,0 +1,65 @@
+// The prune stage: prune, fine-tune with the masks kept (or rising on the schedule), make
+// permanent, report.
+#include "prune_stage.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "ingot/base/error.h"
+#include "ingot/train/fine_tune.h"
+#include "mask_callback.h"
+#include "prune_report.h"
+#include "pruner.h"
+
+namespace ingot::prune {
+
+PruneStage::PruneStage(PruneConfig cfg) : cfg_(std::move(cfg)) {
+  if (cfg_.schedule && !cfg_.fine_tune.IsMap())
+    throw ConfigError(fmt::format("{}: a schedule raises the sparsity over fine-tuning steps: add fine_tune: "
+                                  "{{epochs: N}} (or remove schedule for one-shot pruning)",
+                                  cfg_.where));
+}
+
+bool PruneStage::run(train::PipelineState& s) {
+  nn::Module& model = *s.model;
+  auto pruner = std::make_shared<Pruner>(model, cfg_, s.seed);
+  const std::vector<std::string> layers = report_layers(*pruner);
+  const std::vector<LayerRow> before = snapshot(model, layers);
+  const std::vector<std::pair<std::string, std::string>> skipped = pruner->skipped();
+  auto masks = std::make_unique<MaskCallback>(pruner, cfg_.schedule, cfg_.amount.fraction);
+  if (cfg_.schedule) {
+    s.out << fmt::format("prune: {} on {} layers, rising as zhu_gupta from {:g}% over steps {}..{} (every {})\n",
+                         method_phrase(cfg_), pruner->targets().size(), 100.0 * cfg_.schedule->initial,
+                         cfg_.schedule->begin, cfg_.schedule->end(), cfg_.schedule->frequency);
+  } else {
+    pruner->prune(cfg_.amount);
+    s.out << fmt::format("prune: {} on {} layers: {:.1f}% of their weights masked\n", method_phrase(cfg_),
+                         pruner->targets().size(), 100.0 * pruner->sparsity());
+  }
+  std::string extra;
+  if (cfg_.fine_tune.IsMap()) {
+    const train::TrainConfig tc = train::fine_tune_config(s, cfg_.fine_tune);
+    if (train::fine_tune(s, model, tc, {masks.get()}, "prune") == train::TrainStatus::Interrupted) return false;
+    extra = tc.steps > 0 ? fmt::format(", {} steps fine-tuning", tc.steps)
+                         : fmt::format(", {} epoch{} fine-tuning", tc.epochs, tc.epochs == 1 ? "" : "s");
+  }
+  if (!masks->reached_final()) {
+    s.out << fmt::format("prune: the schedule ends after step {} but fine-tuning stopped before it: the final {} is "
+                         "applied now, without fine-tuning after it\n",
+                         cfg_.schedule->end(), cfg_.amount.str());
+    masks->finish();
+  }
+  std::vector<ShapeChange> changes;
+  if (cfg_.make_permanent) {
+    changes = pruner->make_permanent();
+  } else {
+    // The masks stay: later training of this model (another stage's fine-tuning) keeps them.
+    s.callbacks.push_back(std::make_unique<MaskCallback>(pruner, std::nullopt, 0.0));
+  }
+  write_report(s.out, "prune", cfg_, before, snapshot(*s.model, layers), skipped, changes);
+  s.stage_note = stage_note(cfg_, changes, extra);
+  return true;
+}
+
+}  // namespace ingot::prune
