@@ -9,6 +9,7 @@
 #include "dynamic_linear.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/io/safetensors.h"
+#include "quant_golden.h"
 #include "ingot/nn/activation.h"
 #include "ingot/nn/linear.h"
 #include "ingot/nn/sequential.h"
@@ -20,17 +21,8 @@
 namespace ingot::quant {
 namespace {
 
-const io::SafetensorsFile& golden() {
-  static const io::SafetensorsFile f =
-      io::load_safetensors(std::filesystem::path(INGOT_GOLDEN_DIR) / "quant.safetensors");
-  return f;
-}
-
-Tensor tensor(const std::string& name) {
-  const auto it = golden().tensors.find(name);
-  INGOT_CHECK(it != golden().tensors.end(), "quant.safetensors: no tensor '{}'", name);
-  return it->second;
-}
+using test_util::golden;
+Tensor tensor(const std::string& name) { return test_util::golden_tensor(name); }
 
 std::shared_ptr<nn::Sequential> golden_mlp() {
   auto m = std::make_shared<nn::Sequential>(std::initializer_list<nn::ModulePtr>{

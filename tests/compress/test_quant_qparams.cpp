@@ -8,23 +8,15 @@
 #include <string>
 
 #include "ingot/io/safetensors.h"
+#include "quant_golden.h"
 #include "observer.h"
 #include "qparams_choice.h"
 
 namespace ingot::quant {
 namespace {
 
-const io::SafetensorsFile& golden() {
-  static const io::SafetensorsFile f =
-      io::load_safetensors(std::filesystem::path(INGOT_GOLDEN_DIR) / "quant.safetensors");
-  return f;
-}
-
-Tensor tensor(const std::string& name) {
-  const auto it = golden().tensors.find(name);
-  INGOT_CHECK(it != golden().tensors.end(), "quant.safetensors: no tensor '{}'", name);
-  return it->second;
-}
+using test_util::golden;
+Tensor tensor(const std::string& name) { return test_util::golden_tensor(name); }
 
 template <class T>
 std::vector<T> values(const std::string& name) {

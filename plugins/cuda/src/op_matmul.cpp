@@ -5,11 +5,9 @@
 // and setting a plan's bias pointer per call races with nobody.
 #include "op_matmul.h"
 
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "caching_allocator.h"
@@ -17,6 +15,7 @@
 #include "kernels.h"
 #include "matmul_problem.h"
 #include "plan_key.h"
+#include "plan_lru.h"
 #include "tf32_policy.h"
 
 namespace ingot::cuda {
@@ -110,34 +109,8 @@ std::unique_ptr<MatmulPlan> build_plan(const MatmulKey& k, cublasLtHandle_t hand
   return plan;
 }
 
-// Bounded LRU of plans; one per thread (see the file comment).
-class PlanCache {
- public:
-  static constexpr size_t kCapacity = 1024;
-
-  MatmulPlan* find(const MatmulKey& key) {
-    auto it = index_.find(key);
-    if (it == index_.end()) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second.get();
-  }
-
-  MatmulPlan& insert(const MatmulKey& key, std::unique_ptr<MatmulPlan> plan) {
-    lru_.emplace_front(key, std::move(plan));
-    index_.emplace(key, lru_.begin());
-    if (lru_.size() > kCapacity) {
-      index_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-    return *lru_.front().second;
-  }
-
- private:
-  using Entry = std::pair<MatmulKey, std::unique_ptr<MatmulPlan>>;
-  std::list<Entry> lru_;
-  std::unordered_map<MatmulKey, std::list<Entry>::iterator, PlanKeyHash<MatmulKey>, PlanKeyEqual<MatmulKey>> index_;
-};
-
+// Plans, one cache per thread (see the file comment).
+using PlanCache = PlanLru<MatmulKey, MatmulPlan, 1024>;
 thread_local PlanCache t_plans;
 
 // cuBLASLt's workspace for one matmul_run: the compute stream's persistent block, or on another

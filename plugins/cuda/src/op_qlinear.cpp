@@ -5,17 +5,16 @@
 // per-thread plan cache takes no lock.
 #include "op_qlinear.h"
 
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "caching_allocator.h"
 #include "cuda_check.h"
 #include "kernels.h"
 #include "plan_key.h"
+#include "plan_lru.h"
 #include "qlinear_kernels.h"
 
 namespace ingot::cuda {
@@ -74,39 +73,17 @@ std::unique_ptr<QLinearPlan> build_plan(const QLinearKey& k, cublasLtHandle_t ha
   return plan;
 }
 
-// Bounded LRU of plans, one per thread.
-class PlanCache {
- public:
-  static constexpr size_t kCapacity = 256;
-
-  QLinearPlan& get(const QLinearKey& key, cublasLtHandle_t handle) {
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return *it->second->second;
-    }
-    lru_.emplace_front(key, build_plan(key, handle));
-    index_.emplace(key, lru_.begin());
-    if (lru_.size() > kCapacity) {
-      index_.erase(lru_.back().first);
-      lru_.pop_back();
-    }
-    return *lru_.front().second;
-  }
-
- private:
-  using Entry = std::pair<QLinearKey, std::unique_ptr<QLinearPlan>>;
-  std::list<Entry> lru_;
-  std::unordered_map<QLinearKey, std::list<Entry>::iterator, PlanKeyHash<QLinearKey>, PlanKeyEqual<QLinearKey>> index_;
-};
-
+// Plans, one cache per thread.
+using PlanCache = PlanLru<QLinearKey, QLinearPlan, 256>;
 thread_local PlanCache t_plans;
 
 // acc = w' x'^T on the stream. cuBLASLt's workspace: the compute stream's persistent block, or on
 // another stream a block of that stream (one shared workspace would let two GEMMs overwrite it).
 void run_gemm(DeviceContext& dev, cudaStream_t stream, DeviceMemory& mem, const QLinearDims& d,
               const QLinearScratch& s) {
-  const QLinearPlan& plan = t_plans.get(QLinearKey{dev.device(), d.m, d.n_pad, d.k_pad}, dev.cublaslt());
+  const QLinearKey key{dev.device(), d.m, d.n_pad, d.k_pad};
+  QLinearPlan* found = t_plans.find(key);
+  const QLinearPlan& plan = found != nullptr ? *found : t_plans.insert(key, build_plan(key, dev.cublaslt()));
   void* workspace = nullptr;
   size_t ws_bytes = 0;
   std::optional<Scratch> side;
