@@ -40,19 +40,28 @@ function(ingot_add_plugin name)
   endif()
 endfunction()
 
-# ingot_add_extension(NAME SOURCES ...): an extension plugin (C++ against core's installed API) as a
-# MODULE library in the build's extension folder (beside the plugin folder, where the extension
-# loader looks), installed into lib/ingot/extensions; hidden visibility, so that it exports only
-# ingot_extension_query / ingot_extension_register.
+# ingot_add_extension(NAME ENTRY file.cpp SOURCES ... [LIBS ...]): an extension plugin (C++ against
+# core's installed API) as a MODULE library in the build's extension folder (beside the plugin
+# folder, where the extension loader looks), installed into lib/ingot/extensions; hidden
+# visibility, so that it exports only ingot_extension_query / ingot_extension_register (ENTRY).
+# SOURCES form the object library ingot_<NAME>_objects (its folder on the include path), which
+# the plugin's unit tests link too, so each source compiles once.
 function(ingot_add_extension name)
-  cmake_parse_arguments(E "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(E "" "ENTRY" "SOURCES;LIBS" ${ARGN})
+  set(objects ingot_${name}_objects)
+  add_library(${objects} OBJECT ${E_SOURCES})
+  set_target_properties(${objects} PROPERTIES POSITION_INDEPENDENT_CODE ON
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_link_libraries(${objects} PUBLIC ingot_core ${E_LIBS})
+  target_include_directories(${objects} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+  ingot_set_warnings(${objects})
   set(target ingot_extension_${name})
-  add_library(${target} MODULE ${E_SOURCES})
+  add_library(${target} MODULE ${E_ENTRY} $<TARGET_OBJECTS:${objects}>)
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ingot_${name} PREFIX "lib"
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/extensions
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-  target_link_libraries(${target} PRIVATE ingot_core ${E_LIBS})
+  target_link_libraries(${target} PRIVATE ${objects})
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   ingot_set_warnings(${target})
   install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/extensions)
