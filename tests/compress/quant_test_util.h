@@ -43,7 +43,7 @@ inline std::shared_ptr<nn::Sequential> small_cnn(uint64_t seed, int64_t width = 
   o.channels = width;
   o.hidden = hidden;
   o.classes = 5;
-  auto m = nn::make_simple_cnn(o, &gen, &gen);
+  auto m = nn::make_simple_cnn(o, &gen);  // Dropout draws from the default generator (gen dies here)
   randomize_batch_norms(*m, seed + 1);
   m->eval();
   return m;
