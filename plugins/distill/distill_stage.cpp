@@ -143,8 +143,7 @@ bool DistillStage::run(train::PipelineState& s) {
   // The student replaces the model; the teacher goes with the last reference to it. An evaluation
   // of the teacher no longer describes the pipeline's model.
   s.model = std::move(student);
-  s.last_eval.reset();
-  s.last_eval_step = -1;
+  s.forget_evaluation();
   return true;
 }
 

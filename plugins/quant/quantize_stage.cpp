@@ -21,12 +21,6 @@ void refuse(const std::string& file, const YAML::Node& at, const std::string& wh
   throw ConfigError(fmt::format("{}: quantize: {}", config::where(file, at), what));
 }
 
-/// Forgets the last evaluation (it was of the f32 model), so that `evaluate` measures the new one.
-void model_changed(train::PipelineState& s) {
-  s.last_eval.reset();
-  s.last_eval_step = -1;
-}
-
 }  // namespace
 
 config::Schema quantize_schema() {
@@ -82,7 +76,7 @@ QuantizeConfig parse_quantize_config(const YAML::Node& node, const std::string& 
 
 bool QuantizeStage::load(train::PipelineState& s) {
   const LoadSummary r = load_quantized(*s.model, std::filesystem::path(cfg_.load));
-  model_changed(s);
+  s.forget_evaluation();
   s.out << fmt::format("quantize: loaded {}: {} of {} layers int8{}\n", cfg_.load, r.int8, r.layers,
                        r.dynamic > 0 ? fmt::format(" ({} dynamic)", r.dynamic) : "");
   s.stage_note = fmt::format("int8 loaded, {} of {} layers", r.int8, r.layers);
@@ -140,7 +134,7 @@ bool QuantizeStage::run(train::PipelineState& s) {
   s.stage_note = fmt::format("int8 {}, {} of {} layers{}", mode, converter.int8_count(), units.size(), how);
   rec.set("mode", mode).set("int8_layers", converter.int8_count()).set("layers", units.size());
   if (s.metrics) s.metrics->log(rec);
-  model_changed(s);
+  s.forget_evaluation();
   return true;
 }
 

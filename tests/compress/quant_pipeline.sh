@@ -3,9 +3,10 @@
 # accuracy gate), evaluate and save; the saved model must hold int8 weights and no BatchNorm
 # tensors. A second run builds the f32 model afresh, loads the saved int8 model (`load:`) and must
 # evaluate to the same accuracy.
-# Usage: quant_pipeline.sh INGOT_BINARY
+# Usage: quant_pipeline.sh INGOT_BINARY EXTENSION_DIR
 set -euo pipefail
 ingot=$1
+export INGOT_EXTENSION_PATH=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

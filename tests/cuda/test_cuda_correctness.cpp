@@ -13,6 +13,7 @@
 
 #include "cuda_plugin_path.h"
 #include "require_on_cuda.h"
+#include "same_bits.h"
 #include "ingot/ops/ops.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
@@ -46,16 +47,7 @@ bool gpu_with_sync(bool on) {
 
 using test::require_all_on_cuda;
 
-/// Bitwise equality of two tensors of one dtype (compare() treats -0 and +0 alike).
-void require_same_bits(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  REQUIRE(a.dtype() == b.dtype());
-  const Tensor x = a.to(kCpu).contiguous(), y = b.to(kCpu).contiguous();
-  const int64_t size = dtype_size(x.dtype());
-  const char* px = static_cast<const char*>(x.storage()->data()) + x.offset() * size;
-  const char* py = static_cast<const char*>(y.storage()->data()) + y.offset() * size;
-  REQUIRE(std::memcmp(px, py, static_cast<size_t>(x.numel() * size)) == 0);
-}
+using test::require_same_bits;
 
 Tensor scatter_index(int64_t rows, int64_t width, int64_t bound, uint64_t seed) {
   std::mt19937_64 rng(seed);

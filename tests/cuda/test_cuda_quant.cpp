@@ -9,6 +9,7 @@
 #include "ingot/ops/ops.h"
 #include "ingot/runtime/registry.h"
 #include "require_on_cuda.h"
+#include "same_bits.h"
 #include "test_support.h"
 
 namespace ingot {
@@ -23,15 +24,7 @@ struct ReferenceOnHost {
   ~ReferenceOnHost() { BackendRegistry::instance().restrict_to({}); }
 };
 
-void require_same_bits(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  REQUIRE(a.dtype() == b.dtype());
-  const Tensor x = a.to(kCpu).contiguous(), y = b.to(kCpu).contiguous();
-  const int64_t size = dtype_size(x.dtype());
-  const char* px = static_cast<const char*>(x.storage()->data()) + x.offset() * size;
-  const char* py = static_cast<const char*>(y.storage()->data()) + y.offset() * size;
-  REQUIRE(std::memcmp(px, py, static_cast<size_t>(x.numel() * size)) == 0);
-}
+using test::require_same_bits;
 
 std::vector<float> scales(int64_t n, float base) {
   std::vector<float> s;

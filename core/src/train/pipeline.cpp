@@ -287,7 +287,7 @@ void run_stages(PipelineState& s) {
     s.memory_watch->empty_caches();  // the next stage starts from what is live, the caches given back
     if (!go_on) return;
     // A stage other than train that changed the model leaves no evaluation of the new one.
-    if (stage->changes_model() && !stage->trains()) s.last_eval.reset();
+    if (stage->changes_model() && !stage->trains()) s.forget_evaluation();
     if (s.report.stages && stage->changes_model()) measure_stage(s, stage->name());
     // (a stage may have replaced the model: the callbacks hear about the one there is now)
     TrainState ts{*s.model, *s.optimizer, s.position, s.position.epoch};

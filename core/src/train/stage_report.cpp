@@ -13,19 +13,13 @@
 #include "ingot/io/safetensors.h"
 #include "ingot/ops/random.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/train/bench.h"
 #include "ingot/train/pipeline_state.h"
 
 namespace ingot::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /// Median milliseconds of one forward of `x` (the result brought to a strided layout, the device
 /// synchronised), after `warmup` untimed ones.
@@ -40,7 +34,7 @@ double forward_ms(nn::Module& model, const Tensor& x, int64_t iters, int64_t war
     synchronize(device);
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  return median(std::move(ms));
+  return spread_of(std::move(ms)).median;
 }
 
 /// True for the state_dict names that are a layer's weights or bias (not running statistics,

@@ -88,6 +88,12 @@ struct PipelineState {
   void refuse_nonfinite_weights(int64_t step) const;
   /// Evaluates the model on the test split (recording the result and its step).
   const EvalResult& evaluate_now();
+  /// Forgets the last evaluation: the model changed since (a stage replaced or rewrote it), so the
+  /// next `evaluate` measures it instead of reusing that result.
+  void forget_evaluation() {
+    last_eval.reset();
+    last_eval_step = -1;
+  }
 };
 
 }  // namespace ingot::train
