@@ -203,8 +203,8 @@ def report(args, results, distill, torch_rows, pipeline_md, version, note, load,
 
 
 def main(args, argv, log):
-    text = report_text = run(args, log)
-    print(report_text)
+    text = run(args, log)
+    print(text)
     if not args.no_write:
         R.replace_section(args.results or os.path.join(E.ROOT, "bench", "RESULTS.md"), text, BEGIN, END)
     return 0

@@ -73,19 +73,6 @@ def size_bytes(model):
     return len(buf.getvalue())
 
 
-def weights(model):
-    total = nonzero = 0
-    for name, t in model.state_dict().items():
-        if not isinstance(t, torch.Tensor):
-            continue
-        leaf = name.rsplit(".", 1)[-1]
-        if leaf in ("weight", "bias"):
-            v = t.int_repr() if t.is_quantized else t
-            total += v.numel()
-            nonzero += int((v != 0).sum()) if not t.is_quantized else int((t.dequantize() != 0).sum())
-    return total, nonzero
-
-
 def timing(model, shape, batch, iters, warmup):
     x = torch.randn([batch] + list(shape))
     ms = []
@@ -198,10 +185,8 @@ def main(argv):
     shape = spec["input_shape"]
     for name in a.variants.split(","):
         m = make[name]().eval()
-        total, nonzero = weights(m)
         row = {"variant": name, "torch": torch.__version__, "threads": a.threads,
-               "accuracy": accuracy(m, x_test, y_test), "weights": total, "nonzero_weights": nonzero,
-               "bytes": size_bytes(m),
+               "accuracy": accuracy(m, x_test, y_test), "bytes": size_bytes(m),
                "latency_b1_ms": timing(m, shape, 1, a.latency_iters, 10),
                "images_per_s": a.infer_batch / timing(m, shape, a.infer_batch, a.infer_iters, 2) * 1000.0,
                "batch": a.infer_batch}
