@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <fstream>
 #include <utility>
 #include <vector>
 
@@ -14,32 +12,19 @@
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/checkpoint.h"
+#include "ingot/train/run_dir.h"
 
 namespace fs = std::filesystem;
 
 namespace ingot::distill {
 namespace {
 
-/// The checkpoints of a run folder, the one checkpoints/latest names first, then the others,
-/// newest first. Only the train stage writes checkpoints: they always hold the run's model:.
+/// The checkpoint files of a run folder in the order a resume tries them (checkpoints/latest's
+/// first). Only the train stage writes checkpoints: they always hold the run's model:.
 std::vector<fs::path> checkpoints(const fs::path& run) {
-  const fs::path dir = run / "checkpoints";
   std::vector<fs::path> out;
-  std::ifstream pointer(dir / "latest");
-  std::string stem;
-  if (pointer && std::getline(pointer, stem) && !stem.empty() && stem.find('/') == std::string::npos) {
-    const fs::path file = dir / (stem + ".safetensors");
-    if (fs::is_regular_file(file)) out.push_back(file);
-  }
-  std::error_code ec;
-  std::vector<std::pair<fs::file_time_type, fs::path>> found;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const fs::path p = entry.path();
-    if (p.extension() != ".safetensors" || p.filename().string().find(".tmp-") != std::string::npos) continue;
-    if (std::find(out.begin(), out.end(), p) == out.end()) found.emplace_back(entry.last_write_time(ec), p);
-  }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (auto& [time, p] : found) out.push_back(std::move(p));
+  for (const fs::path& stem : train::RunDir::view(run).checkpoints_to_try())
+    out.push_back(stem.string() + ".safetensors");
   return out;
 }
 

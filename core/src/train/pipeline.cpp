@@ -181,16 +181,8 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
 /// The checkpoint `latest` names, or, when that one is missing or damaged, the newest one that
 /// loads and verifies (saying so). InputError naming each that failed when none does.
 std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDir& run, std::ostream& out) {
-  std::vector<std::filesystem::path> stems;
   std::string problems;
-  try {
-    if (const auto latest = run.latest_checkpoint()) stems.push_back(*latest);
-  } catch (const InputError& e) {
-    problems = e.what();
-  }
-  for (const auto& stem : run.checkpoint_stems())
-    if (std::find(stems.begin(), stems.end(), stem) == stems.end()) stems.push_back(stem);
-  for (const auto& stem : stems) {
+  for (const auto& stem : run.checkpoints_to_try(&problems)) {
     const std::filesystem::path file = stem.string() + ".safetensors";
     try {
       Checkpoint c = load_checkpoint(file);

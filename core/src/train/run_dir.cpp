@@ -192,6 +192,21 @@ std::optional<fs::path> RunDir::latest_checkpoint() const {
                                checkpoints_dir().string()));
 }
 
+RunDir RunDir::view(const fs::path& path) { return RunDir(path, RunDirMode::Resume); }
+
+std::vector<fs::path> RunDir::checkpoints_to_try(std::string* problem) const {
+  std::vector<fs::path> stems;
+  if (problem != nullptr) problem->clear();
+  try {
+    if (const auto latest = latest_checkpoint()) stems.push_back(*latest);
+  } catch (const InputError& e) {
+    if (problem != nullptr) *problem = e.what();
+  }
+  for (auto& stem : checkpoint_stems())
+    if (std::find(stems.begin(), stems.end(), stem) == stems.end()) stems.push_back(std::move(stem));
+  return stems;
+}
+
 std::vector<fs::path> RunDir::checkpoint_stems() const {
   std::vector<std::pair<fs::file_time_type, fs::path>> found;
   std::error_code ec;

@@ -37,6 +37,9 @@ class RunDir {
   /// (or a copy) lives: a second open of a folder in use, --force included, is refused (exit 2)
   /// naming the process that holds it; the kernel drops the lock when that process dies.
   static RunDir open(const std::string& name, RunDirMode mode, const std::filesystem::path& base = "runs");
+  /// An existing run folder to read (its config and checkpoints, e.g. a distillation teacher's):
+  /// no lock is taken and nothing is created or moved.
+  static RunDir view(const std::filesystem::path& path);
 
   const std::filesystem::path& path() const { return path_; }
   RunDirMode mode() const { return mode_; }
@@ -64,6 +67,10 @@ class RunDir {
   /// Every checkpoint stem with a .safetensors file, newest first (by modification time): where a
   /// resume looks when the one `latest` names is missing or damaged.
   std::vector<std::filesystem::path> checkpoint_stems() const;
+  /// The checkpoint stems in the order a resume tries them: the one checkpoints/latest names, then
+  /// every other newest first. A malformed or dangling pointer is left out and its reason, when
+  /// `problem` is given, written there (empty when there was none).
+  std::vector<std::filesystem::path> checkpoints_to_try(std::string* problem = nullptr) const;
   /// Deletes the checkpoints of one kind ("step" or "epoch", the stem's prefix) but the newest
   /// `keep` (0 keeps all); the one checkpoints/latest names is never deleted. Returns the stems
   /// deleted.
