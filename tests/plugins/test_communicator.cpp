@@ -176,6 +176,25 @@ TEST_CASE("communicator: barrier holds every rank until the last arrives", "[plu
   }
 }
 
+TEST_CASE("communicator: send and recv pass tensors between ranks in order", "[plugins][communicator]") {
+  load_fixture();
+  for (const int world : {2, 3}) {
+    run_ranks(world, [&](Communicator& comm) {
+      REQUIRE(comm.can_send());
+      const int next = (comm.rank() + 1) % world, prev = (comm.rank() + world - 1) % world;
+      // A ring: everyone sends two messages to the next rank, then receives two from the previous.
+      comm.send(rank_data(comm.rank(), 5), next);
+      comm.send(rank_data(comm.rank() + 10, 5), next);
+      Tensor first = zeros({5}), second = zeros({5});
+      comm.recv(first, prev);
+      comm.recv(second, prev);
+      CHECK(values(first) == values(rank_data(prev, 5)));
+      CHECK(values(second) == values(rank_data(prev + 10, 5)));
+      REQUIRE_THROWS_WITH(comm.send(zeros({1}), comm.rank()), Catch::Contains("is not another rank"));
+    });
+  }
+}
+
 TEST_CASE("communicator: errors name the communicator, the rank and the collective", "[plugins][communicator]") {
   load_fixture();
   run_ranks(1, [](Communicator& comm) {

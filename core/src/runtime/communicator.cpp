@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <utility>
 
 #include "ingot/base/error.h"
@@ -130,6 +131,30 @@ void Communicator::barrier() const {
   INGOT_CHECK(handle_ != nullptr, "{}: used after being moved from", where("barrier"));
   const ingot_communicator* t = component_->table;
   throw_if_error(t->barrier(t->self, handle_, stream_), where("barrier"));
+}
+
+bool Communicator::can_send() const {
+  const ingot_communicator* t = component_->table;
+  return t->struct_size >= offsetof(ingot_communicator, recv) + sizeof(t->recv) && t->send != nullptr &&
+         t->recv != nullptr;
+}
+
+void Communicator::send(const Tensor& input, int peer) const {
+  check("send", input);
+  INGOT_CHECK(peer >= 0 && peer < world_size_ && peer != rank_, "{}: peer {} is not another rank", where("send"), peer);
+  INGOT_CHECK_AS(can_send(), PluginError, "{}: the plugin has no point-to-point send (ABI 2.3)", where("send"));
+  const ingot_tensor_desc in = make_desc(input);
+  const ingot_communicator* t = component_->table;
+  throw_if_error(t->send(t->self, handle_, &in, peer, stream_), where("send"));
+}
+
+void Communicator::recv(const Tensor& output, int peer) const {
+  check("recv", output);
+  INGOT_CHECK(peer >= 0 && peer < world_size_ && peer != rank_, "{}: peer {} is not another rank", where("recv"), peer);
+  INGOT_CHECK_AS(can_send(), PluginError, "{}: the plugin has no point-to-point recv (ABI 2.3)", where("recv"));
+  const ingot_tensor_desc out = make_desc(output);
+  const ingot_communicator* t = component_->table;
+  throw_if_error(t->recv(t->self, handle_, &out, peer, stream_), where("recv"));
 }
 
 }  // namespace ingot

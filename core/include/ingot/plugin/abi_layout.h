@@ -239,7 +239,7 @@ INGOT_ABI_OFFSET(ingot_backend, reserved, 20);
 INGOT_ABI_OFFSET(ingot_backend, device, 24);
 INGOT_ABI_OFFSET(ingot_backend, compute, 32);
 
-static_assert(sizeof(ingot_communicator) == 88, "ABI layout of ingot_communicator changed");
+static_assert(sizeof(ingot_communicator) == 104, "ABI layout of ingot_communicator changed");
 INGOT_ABI_OFFSET(ingot_communicator, struct_size, 0);
 INGOT_ABI_OFFSET(ingot_communicator, abi_minor, 4);
 INGOT_ABI_OFFSET(ingot_communicator, self, 8);
@@ -253,6 +253,8 @@ INGOT_ABI_OFFSET(ingot_communicator, all_gather, 56);
 INGOT_ABI_OFFSET(ingot_communicator, reduce_scatter, 64);
 INGOT_ABI_OFFSET(ingot_communicator, barrier, 72);
 INGOT_ABI_OFFSET(ingot_communicator, destroy, 80);
+INGOT_ABI_OFFSET(ingot_communicator, send, 88);  // ABI 2.3
+INGOT_ABI_OFFSET(ingot_communicator, recv, 96);  // ABI 2.3
 
 static_assert(sizeof(ingot_host_api) == 40, "ABI layout of ingot_host_api changed");
 INGOT_ABI_OFFSET(ingot_host_api, struct_size, 0);

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 2
+#define INGOT_ABI_MINOR 3
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -445,6 +445,12 @@ typedef struct ingot_communicator {
   /* Returns once every rank has called barrier. */
   ingot_status* (*barrier)(void* self, void* comm, void* stream);
   void (*destroy)(void* self, void* comm);
+  /* Point to point (ABI 2.3; absent from older tables, which core then reports as unable to
+   * send): send gives `input` to rank `peer`, which receives it into an `output` of the same size
+   * and dtype with recv. Messages between two ranks arrive in the order they were sent. send
+   * returns once input may be reused (or, on a device stream, once the work is queued). */
+  ingot_status* (*send)(void* self, void* comm, const ingot_tensor_desc* input, int32_t peer, void* stream);
+  ingot_status* (*recv)(void* self, void* comm, const ingot_tensor_desc* output, int32_t peer, void* stream);
 } ingot_communicator;
 
 /* ---- host API and plugin entry points ---------------------------------------------------- */

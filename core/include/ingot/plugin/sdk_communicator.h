@@ -65,6 +65,13 @@ class CommunicatorImpl {
   virtual void all_gather(const ingot_tensor_desc& in, const ingot_tensor_desc& out, void* stream) = 0;
   virtual void reduce_scatter(const ingot_tensor_desc& in, const ingot_tensor_desc& out, int32_t op, void* stream) = 0;
   virtual void barrier(void* stream) = 0;
+  /// Point to point (ABI 2.3). A communicator that cannot send keeps these defaults.
+  virtual void send(const ingot_tensor_desc& /*in*/, int32_t /*peer*/, void* /*stream*/) {
+    throw Failure(INGOT_ERR_UNSUPPORTED, "this communicator has no point-to-point send");
+  }
+  virtual void recv(const ingot_tensor_desc& /*out*/, int32_t /*peer*/, void* /*stream*/) {
+    throw Failure(INGOT_ERR_UNSUPPORTED, "this communicator has no point-to-point recv");
+  }
 };
 
 namespace detail {
@@ -121,6 +128,12 @@ const ingot_communicator* make_communicator(const char* name, int32_t device_kin
   };
   t->barrier = [](void*, void* comm, void* stream) noexcept { return guarded([&] { comm_of(comm).barrier(stream); }); };
   t->destroy = [](void*, void* comm) noexcept { quietly([&] { delete static_cast<CommunicatorImpl*>(comm); }); };
+  t->send = [](void*, void* comm, const ingot_tensor_desc* in, int32_t peer, void* stream) noexcept {
+    return guarded([&] { comm_of(comm).send(dense(in, "input"), peer, stream); });
+  };
+  t->recv = [](void*, void* comm, const ingot_tensor_desc* out, int32_t peer, void* stream) noexcept {
+    return guarded([&] { comm_of(comm).recv(dense(out, "output"), peer, stream); });
+  };
   return t;
 }
 

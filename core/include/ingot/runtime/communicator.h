@@ -55,6 +55,13 @@ class Communicator {
   void reduce_scatter(const Tensor& input, const Tensor& output, ReduceOp op = ReduceOp::Sum) const;
   /// Returns once every rank has called barrier.
   void barrier() const;
+  /// Point to point: gives `input` to rank `peer`, which receives it with recv into a tensor of
+  /// the same size and dtype. Messages between two ranks arrive in the order sent. Throws
+  /// PluginError when the communicator's plugin predates ABI 2.3 or cannot send.
+  void send(const Tensor& input, int peer) const;
+  void recv(const Tensor& output, int peer) const;
+  /// Whether the plugin offers send / recv.
+  bool can_send() const;
 
  private:
   void check(const char* what, const Tensor& t) const;
