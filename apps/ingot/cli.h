@@ -12,6 +12,8 @@ int cmd_plugins(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 /// `ingot bench CONFIG.yaml [--json] [--profile[=DIR]] ...`
 int cmd_bench(const std::vector<std::string>& args);
+/// `ingot launch [options] run CONFIG.yaml ...` or `ingot launch [options] -- COMMAND ...`
+int cmd_launch(const std::vector<std::string>& args);
 
 /// Removes every bare `flag` from `args` (an option whose value is optional, like --profile[=DIR]:
 /// left in, the parser would take the next argument as its value); true when there was one.

@@ -4,6 +4,8 @@
 #include <boost/program_options.hpp>
 
 #include <iostream>
+#include <ostream>
+#include <streambuf>
 
 #include "cli.h"
 #include "ingot/base/error.h"
@@ -11,6 +13,7 @@
 #include "ingot/config/config.h"
 #include "ingot/config/overrides.h"
 #include "ingot/extension/extension_loader.h"
+#include "ingot/parallel/dist_env.h"
 #include "ingot/ops/random.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
@@ -57,17 +60,25 @@ int cmd_run(const std::vector<std::string>& args) {
   if (auto seed = cfg.seed()) default_generator().manual_seed(static_cast<uint64_t>(*seed));
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
 
-  std::cout << fmt::format("config: {} (name: {})\n", cfg.file(), cfg.name());
-  if (!sel.note.empty()) std::cout << sel.note << "\n";
+  // In a distributed run, rank 0 speaks for all (the others' errors still reach stderr).
+  const std::optional<parallel::DistEnv> dist = parallel::dist_env_from_environment();
+  const int rank = dist ? dist->rank : 0;
+  struct NullBuffer : std::streambuf {
+    int overflow(int c) override { return c; }
+  } null_buffer;
+  std::ostream null_out(&null_buffer);
+  std::ostream& out = rank == 0 ? std::cout : null_out;
+  out << fmt::format("config: {} (name: {})\n", cfg.file(), cfg.name());
+  if (!sel.note.empty()) out << sel.note << "\n";
   if (const int cores = usable_cores(); cfg.threads() && *cfg.threads() > cores)
-    std::cout << fmt::format(
+    out << fmt::format(
         "warning: threads: {} is more than the {} cores this process may use; the threads will "
         "contend and run slower: set threads: {} or fewer\n",
         *cfg.threads(), cores, cores);
-  std::cout << fmt::format("backend: {} -> {} [{}], {} threads\n", sel.requested, sel.device.str(),
+  out << fmt::format("backend: {} -> {} [{}], {} threads\n", sel.requested, sel.device.str(),
                            fmt::join(sel.enabled, ", "), num_threads());
 
-  std::cout.flush();
+  out.flush();
   if (train::is_pipeline(cfg)) {
     train::RunOptions options;
     options.resume = vm["resume"].as<bool>();
@@ -77,12 +88,13 @@ int cmd_run(const std::vector<std::string>& args) {
       throw ConfigError(fmt::format("--keep-old {}: expected 0 (keep all) or more", options.keep_old));
     options.runs_dir = vm["runs-dir"].as<std::string>();
     options.memory_report = vm["memory-report"].as<bool>();
-    if (!profile && !vm.count("profile")) return train::run_pipeline(cfg, sel, options, std::cout);
-    const std::filesystem::path dir =
+    if (!profile && !vm.count("profile")) return train::run_pipeline(cfg, sel, options, out);
+    std::filesystem::path dir =
         vm.count("profile") ? std::filesystem::path(vm["profile"].as<std::string>()) : options.runs_dir / cfg.name();
+    if (rank != 0) dir /= fmt::format("rank{}", rank);  // each rank's own trace
     Profiler::instance().start();
-    const int code = train::run_pipeline(cfg, sel, options, std::cout);
-    save_profile(dir, std::cout);
+    const int code = train::run_pipeline(cfg, sel, options, out);
+    save_profile(dir, out);
     return code;
   }
   run_smoke(cfg, sel.device, [](const SmokeResult& r) {

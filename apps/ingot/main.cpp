@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string_view>
 
 #include "cli.h"
 #include "ingot/base/error.h"
@@ -27,13 +28,32 @@ constexpr const char* kUsage =
     "                        (--memory-report: peak memory per stage, largest tensors at the peak)\n"
     "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
     "                        on in-memory data ([--json] [--profile[=DIR]] [--steps N] [--set KEY=VALUE] ...)\n"
+    "  launch --nproc-per-node N run CONFIG.yaml\n"
+    "                        start the ranks of a distributed run on this machine and wait for them\n"
+    "                        (or `launch [options] -- COMMAND ...`; see 'ingot launch --help')\n"
     "\n"
     "environment: INGOT_PLUGIN_PATH (extra plugin folders, ':'-separated),\n"
     "  INGOT_DISABLE_PLUGINS (names to skip, ','-separated), INGOT_LOG (debug|info|warn|error|off)\n"
     "exit codes: 0 ok, 1 runtime error, 2 usage or config error, 3 required backend missing,\n"
     "  130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP\n";
 
+// The index of argv's command when it is `name` (only global options before it), else 0.
+int command_at(int argc, char** argv, std::string_view name) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--log") {
+      ++i;
+    } else if (!a.starts_with("-")) {
+      return a == name ? i : 0;
+    }
+  }
+  return 0;
+}
+
 int run_main(int argc, char** argv) {
+  // `launch` gets the rest of the line as it is: its ranks' command may carry options of its own
+  // (--help, --log, --) that are not the launcher's global options.
+  const int launch_at = command_at(argc, argv, "launch");
   po::options_description global("global options");
   global.add_options()("help,h", "show this help")("version", "show the version and plugin ABI")(
       "log", po::value<std::string>(), "log level: debug, info, warn, error, off")(
@@ -42,7 +62,11 @@ int run_main(int argc, char** argv) {
   pos.add("command", 1).add("args", -1);
 
   po::variables_map vm;
-  po::parsed_options parsed = po::command_line_parser(argc, argv).options(global).positional(pos).allow_unregistered().run();
+  po::parsed_options parsed = po::command_line_parser(launch_at > 0 ? launch_at : argc, argv)
+                                  .options(global)
+                                  .positional(pos)
+                                  .allow_unregistered()
+                                  .run();
   po::store(parsed, vm);
   po::notify(vm);
 
@@ -59,6 +83,7 @@ int run_main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
   if (!vm.count("command")) throw ingot::ConfigError("no command given; 'ingot --help' lists the commands");
   // Everything after the command (its own options included) goes to the command.
   const std::string command = vm["command"].as<std::string>();

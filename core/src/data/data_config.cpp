@@ -183,7 +183,7 @@ DatasetRegistry& dataset_registry() {
   return *registry;
 }
 
-DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed) {
+DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int world_size) {
   const DatasetRegistry::Entry& type = dataset_registry().get(c.dataset, "data.dataset", c.section);
   const DatasetSplits splits = type.make(c.section, "data", c, seed);
   const std::shared_ptr<const Dataset> train = splits.train, test = splits.test;
@@ -197,6 +197,8 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed) {
   train_options.augment = c.augment;
   train_options.seed = seed;
   LoaderOptions test_options = train_options;
+  train_options.rank = rank;
+  train_options.world_size = world_size;
   test_options.batch_size = c.eval_batch_size;
   test_options.shuffle = false;
   test_options.drop_last = false;

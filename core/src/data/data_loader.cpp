@@ -34,7 +34,8 @@ Batch assemble_batch(const Dataset& dataset, const Augment& augment, uint64_t se
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     : dataset_(std::move(dataset)),
       options_(options),
-      sampler_(dataset_ ? dataset_->size() : 0, options.batch_size, options.shuffle, options.drop_last, options.seed) {
+      sampler_(dataset_ ? dataset_->size() : 0, options.batch_size, options.shuffle, options.drop_last, options.seed,
+               options.rank, options.world_size) {
   INGOT_CHECK(dataset_ != nullptr, "DataLoader: no dataset");
   INGOT_CHECK_AS(options_.num_workers >= 0 && options_.num_workers <= 256, ConfigError,
                  "DataLoader: workers must be in [0, 256], got {}", options_.num_workers);

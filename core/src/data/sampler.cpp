@@ -16,15 +16,27 @@ Sampler::Sampler(int64_t size, int64_t batch_size, bool shuffle, bool drop_last,
   INGOT_CHECK_AS(batch_size_ >= 1, ConfigError, "Sampler: batch_size must be >= 1, got {}", batch_size_);
 }
 
+Sampler::Sampler(int64_t size, int64_t batch_size, bool shuffle, bool drop_last, uint64_t seed, int rank,
+                 int world_size)
+    : Sampler(size, batch_size, shuffle, drop_last, seed) {
+  INGOT_CHECK_AS(world_size >= 1 && rank >= 0 && rank < world_size, ConfigError,
+                 "Sampler: rank {} is outside a world of {}", rank, world_size);
+  INGOT_CHECK_AS(size == 0 || size >= world_size, ConfigError,
+                 "Sampler: {} samples cannot be shared by {} ranks (fewer samples than ranks)", size, world_size);
+  rank_ = rank;
+  world_size_ = world_size;
+}
+
 int64_t Sampler::num_batches() const {
-  return drop_last_ ? size_ / batch_size_ : (size_ + batch_size_ - 1) / batch_size_;
+  const int64_t n = size();
+  return drop_last_ ? n / batch_size_ : (n + batch_size_ - 1) / batch_size_;
 }
 
 std::vector<int64_t> Sampler::order(int64_t epoch) const {
   INGOT_CHECK(epoch >= 0, "Sampler: epoch must be >= 0, got {}", epoch);
   std::vector<int64_t> out(static_cast<size_t>(size_));
   std::iota(out.begin(), out.end(), int64_t{0});
-  if (!shuffle_) return out;
+  if (!shuffle_) return shard(std::move(out));
   // Sort by a 64-bit random key per index (ties, which are astronomically rare, by index): a
   // uniform permutation that needs no sequential RNG state.
   std::vector<std::pair<uint64_t, int64_t>> keyed(out.size());
@@ -34,7 +46,18 @@ std::vector<int64_t> Sampler::order(int64_t epoch) const {
   }
   std::sort(keyed.begin(), keyed.end());
   for (size_t i = 0; i < keyed.size(); ++i) out[i] = keyed[i].second;
-  return out;
+  return shard(std::move(out));
+}
+
+std::vector<int64_t> Sampler::shard(std::vector<int64_t> order) const {
+  if (world_size_ == 1) return order;
+  const int64_t per_rank = size();
+  std::vector<int64_t> mine(static_cast<size_t>(per_rank));
+  for (int64_t i = 0; i < per_rank; ++i) {
+    const int64_t at = i * world_size_ + rank_;  // positions past the end wrap to the front (padding)
+    mine[static_cast<size_t>(i)] = order[static_cast<size_t>(at % size_)];
+  }
+  return mine;
 }
 
 std::span<const int64_t> Sampler::batch(const std::vector<int64_t>& order, int64_t batch) const {

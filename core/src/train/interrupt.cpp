@@ -87,6 +87,10 @@ InterruptGuard::~InterruptGuard() {
 bool interrupted() { return g_signal.load() != 0; }
 int signal_number() { return g_signal.load(); }
 void clear_interrupt() { g_signal.store(0); }
+void set_interrupt(int sig) {
+  int none = 0;
+  g_signal.compare_exchange_strong(none, sig);
+}
 
 ExitCode exit_code_for_signal(int sig) {
   if (sig == SIGINT) return ExitCode::Interrupted;

@@ -24,6 +24,8 @@
 #include "ingot/runtime/threads.h"
 #include "ingot/train/callback_registry.h"
 #include "ingot/train/checkpoint.h"
+#include "ingot/train/data_parallel.h"
+#include "ingot/train/distributed_run.h"
 #include "ingot/train/interrupt.h"
 #include "ingot/train/memory_estimate.h"
 #include "ingot/train/memory_report.h"
@@ -119,13 +121,34 @@ void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream&
         "will not match an uninterrupted run bit for bit\n");
 }
 
+/// A run resumes with the world size it started with: each rank's shard and the batches of a
+/// step depend on it. A run from before world sizes were recorded had one process.
+void check_resume_world_size(const RunDir& run, int world_size) {
+  int before = 1;
+  try {
+    const YAML::Node cfg = YAML::LoadFile(run.config_path().string());
+    if (const YAML::Node r = cfg["resolved"]; r && r["world_size"]) before = r["world_size"].as<int>();
+  } catch (const YAML::Exception&) {
+    return;  // check_resume_config names the unreadable file
+  }
+  if (before != world_size)
+    throw InputError(fmt::format(
+        "{}: the run was trained by {} process(es) and this resume has {}: every rank's share of the data and the "
+        "samples of a step depend on it; resume with `ingot launch --nproc-per-node {}` (or start over with --force)",
+        run.path().string(), before, world_size, before));
+}
+
 /// Everything that can be refused, checked before the run folder is touched: data, model (on
 /// the device, init_from loaded), optimizer, schedule, stages.
-std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, std::ostream& out) {
+std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, std::ostream& out,
+                                     const parallel::ParallelConfig& parallel, const parallel::ProcessGroup* group) {
   const std::string& file = cfg.file();
   if (!cfg.has("model")) throw ConfigError(fmt::format("{}: the pipeline needs a model: section", file));
   auto s = std::make_unique<PipelineState>(cfg, out, static_cast<uint64_t>(cfg.seed().value_or(0)));
+  s->parallel = parallel;
+  s->group = group;
   s->stages = make_stages(cfg.node("stages"), file);
+  if (group != nullptr) check_stages_for_distributed(s->stages, file);
   s->data = data::parse_data_config(cfg.node("data"), file);
   s->train = parse_train_config(cfg.node("train"), file);
   s->report = parse_report_config(cfg.node("report"), file);
@@ -137,7 +160,10 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->scaler = std::make_unique<amp::GradScaler>(s->train.amp.scaler);
   if (s->train.checkpointing_segments > 0)  // train.checkpointing: recompute segments in backward
     nn::apply_checkpointing(*s->model, s->train.checkpointing_segments, cfg.where("train.checkpointing.segments"));
-  s->loaders = data::make_data_loaders(s->data, s->seed);
+  // Data parallel: each rank trains on its shard; data.batch_size is each rank's.
+  const bool ddp = group != nullptr && parallel.mode == "ddp";
+  s->loaders = ddp ? data::make_data_loaders(s->data, s->seed, group->rank(), group->world_size())
+                   : data::make_data_loaders(s->data, s->seed);
   const Shape sample = s->loaders.train->dataset().sample_shape();
   if (const auto expected = nn::model_input_shape(cfg.node("model"), file); expected && !(*expected == sample))
     throw ConfigError(fmt::format("{}: model.input_shape is {} but the data's samples are {}", cfg.where("model"),
@@ -155,6 +181,8 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->schedule = optim::make_schedule(s->train.scheduler, file, s->plan.total_steps);
   s->class_names = s->loaders.class_names;
   s->callbacks = make_callbacks(s->train.callbacks, file);
+  // First, so gradients are averaged before any other callback reads them.
+  if (ddp) s->callbacks.insert(s->callbacks.begin(), std::make_unique<DataParallelCallback>(*group, parallel));
   // Memory, before training allocates any of it: refused here rather than killed later.
   const YAML::Node opt = optim::optimizer_to_yaml(*s->optimizer, true);
   const int state = opt["type"].as<std::string>() == "sgd" ? (opt["momentum"].as<double>() > 0.0 ? 1 : 0)
@@ -201,6 +229,22 @@ std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDi
 /// metrics.jsonl and, on resume, restores model, optimizer and position from the last checkpoint.
 void open_run(PipelineState& s, const config::BackendSelection& backends, const RunOptions& options) {
   const config::Config& cfg = s.cfg;
+  if (!s.writes_files()) {
+    // Another rank than 0: rank 0 opens (or moves aside) the folder first; this one only reads it
+    // (a resume's checkpoint) and keeps no metrics.
+    s.group->comm().barrier();
+    s.run.emplace(RunDir::view(options.runs_dir / cfg.name()));
+    s.metrics = std::make_unique<MetricsLog>();
+    s.position.rng = s.dropout_gen.state();
+    if (!options.resume) return;
+    const auto [ck, c] = newest_valid_checkpoint(*s.run, s.out);
+    s.model->load_state_dict(c.model, /*strict=*/true);
+    s.optimizer->load_state_dict(c.optimizer);
+    s.position = c.position;
+    s.dropout_gen.set_state(s.position.rng);
+    if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
+    return;
+  }
   s.run.emplace(RunDir::open(cfg.name(), run_dir_mode(options.resume, options.force), options.runs_dir));
   if (s.run->moved_aside()) {
     s.out << fmt::format("previous run moved to {}\n", s.run->moved_aside()->string());
@@ -218,11 +262,14 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   resolved["resolved"]["backends"] = backends.enabled;
   if (!backends.note.empty()) resolved["resolved"]["fallback"] = backends.note;
   resolved["resolved"]["total_steps"] = s.plan.total_steps;
+  resolved["resolved"]["world_size"] = s.world_size();
   if (options.resume) {
+    check_resume_world_size(*s.run, s.world_size());
     check_resume_config(*s.run, resolved, s.out);
   } else {
     s.run->write_config(resolved);
   }
+  if (s.group != nullptr) s.group->comm().barrier();  // the folder is ready for the other ranks
   s.metrics = std::make_unique<MetricsLog>(s.run->metrics_path(), /*append=*/options.resume);
   s.position.rng = s.dropout_gen.state();
   if (!options.resume) return;
@@ -265,7 +312,8 @@ void print_header(const PipelineState& s) {
 void run_stages(PipelineState& s) {
   // A pipeline that does not start by training (a model from init_from) measures it first, as
   // the row the others are compared with.
-  if (s.report.stages && !s.stages.empty() && !s.stages.front()->trains()) measure_stage(s, "start");
+  if (s.report.stages && s.writes_files() && !s.stages.empty() && !s.stages.front()->trains())
+    measure_stage(s, "start");
   for (const auto& stage : s.stages) {
     if (interrupted()) {
       s.status = TrainStatus::Interrupted;
@@ -280,7 +328,7 @@ void run_stages(PipelineState& s) {
     if (!go_on) return;
     // A stage other than train that changed the model leaves no evaluation of the new one.
     if (stage->changes_model() && !stage->trains()) s.forget_evaluation();
-    if (s.report.stages && stage->changes_model()) measure_stage(s, stage->name());
+    if (s.report.stages && s.writes_files() && stage->changes_model()) measure_stage(s, stage->name());
     // (a stage may have replaced the model: the callbacks hear about the one there is now)
     TrainState ts{*s.model, *s.optimizer, s.position, s.position.epoch};
     for (const auto& cb : s.callbacks) cb->on_stage_end(ts, stage->name());
@@ -310,6 +358,7 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
       .set("train_loss", s.last_train_loss)
       .set("time_s", seconds)
       .set("threads", static_cast<int64_t>(num_threads()))
+      .set("world_size", static_cast<int64_t>(s.world_size()))
       .set("device", s.model->device().str())
       .set("ops_by_backend", RawJson{ops_by_backend_json()})
       .set("backends", fmt::format("{}", fmt::join(backends.enabled, ",")))
@@ -355,9 +404,12 @@ bool is_pipeline(const config::Config& config) {
 int run_pipeline(const config::Config& cfg, const config::BackendSelection& backends, const RunOptions& options,
                  std::ostream& out) {
   const auto t_start = std::chrono::steady_clock::now();
+  const parallel::ParallelConfig parallel = parallel::parse_parallel_config(cfg.node("parallel"), cfg.file());
+  Device device = backends.device;
+  const std::unique_ptr<parallel::ProcessGroup> group = join_distributed_run(cfg, parallel, device, out);
   // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
-  auto watch = std::make_unique<MemoryWatch>(backends.device, options.memory_report);
-  const std::unique_ptr<PipelineState> state = build(cfg, backends.device, out);
+  auto watch = std::make_unique<MemoryWatch>(device, options.memory_report);
+  const std::unique_ptr<PipelineState> state = build(cfg, device, out, parallel, group.get());
   PipelineState& s = *state;
   s.memory_watch = std::move(watch);
   reset_op_counts();
@@ -380,10 +432,13 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
     report();
     throw OutOfMemoryError(s.failure);
   }
-  write_stage_table(s);
-  write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
-  report();
+  if (s.writes_files()) {
+    write_stage_table(s);
+    write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+    report();
+  }
   if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);
+  if (group != nullptr) group->finish();  // rank 0 serves the store: it leaves last
   return s.exit_code;
 }
 

@@ -4,6 +4,7 @@
 
 #include "ingot/data/data_config.h"
 #include "ingot/nn/model_builder.h"
+#include "ingot/parallel/parallel_config.h"
 #include "ingot/train/stage_report.h"
 #include "ingot/train/train_config.h"
 
@@ -41,6 +42,7 @@ Schema pipeline_schema() {
       .section("model", nn::model_schema())
       .section("train", train::train_schema())
       .section("report", train::report_schema())  // the per-stage table (compression.md)
+      .section("parallel", parallel::parallel_schema())  // several processes: ddp or pipeline
       .string("init_from");  // safetensors weights (e.g. exported from PyTorch) loaded before training
   Field stages;
   stages.key = "stages";

@@ -48,8 +48,10 @@ class TrainStage final : public PipelineStage {
       }
       const bool last = pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
       if (last || epoch % s.train.checkpoint_every == 0) {
-        s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
-        s.run->remove_old_checkpoints("epoch", s.train.checkpoint_keep_epochs);
+        if (s.writes_files()) {
+          s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
+          s.run->remove_old_checkpoints("epoch", s.train.checkpoint_keep_epochs);
+        }
       }
     };
     // Step checkpoints (train.checkpoint.every_steps / every_minutes), the newest keep_last kept
@@ -62,7 +64,7 @@ class TrainStage final : public PipelineStage {
       const double minutes =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() / 60.0;
       const bool by_time = t.checkpoint_every_minutes > 0 && minutes >= t.checkpoint_every_minutes;
-      if (!by_steps && !by_time) return;
+      if ((!by_steps && !by_time) || !s.writes_files()) return;
       s.save_checkpoint(s.run->step_checkpoint(pos.step), pos);
       last_checkpoint = std::chrono::steady_clock::now();
       s.run->remove_old_checkpoints("step", t.checkpoint_keep_last);
@@ -83,8 +85,10 @@ class TrainStage final : public PipelineStage {
       return false;
     }
     if (s.status != TrainStatus::Interrupted) return true;
-    s.save_checkpoint(s.run->step_checkpoint(s.position.step), s.position);
-    s.run->remove_old_checkpoints("step", s.train.checkpoint_keep_last);
+    if (s.writes_files()) {
+      s.save_checkpoint(s.run->step_checkpoint(s.position.step), s.position);
+      s.run->remove_old_checkpoints("step", s.train.checkpoint_keep_last);
+    }
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
     s.out << fmt::format("interrupted at step {}: checkpoint saved; continue with: ingot run {} --resume\n",
                          s.position.step, s.cfg.file());
@@ -115,6 +119,7 @@ class SaveStage final : public PipelineStage {
   std::string name() const override { return "save"; }
   bool run(PipelineState& s) override {
     s.refuse_nonfinite_weights(s.position.step);
+    if (!s.writes_files()) return true;  // (rank 0 saves the weights every rank has)
     const std::filesystem::path weights = s.run->path() / "model.safetensors";
     io::save_safetensors(weights, s.model->state_dict(), io::Metadata{{"format", "pt"}});
     s.out << fmt::format("save: weights in {} (torch.nn state_dict names)\n", weights.string());

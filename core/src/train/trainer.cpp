@@ -98,6 +98,13 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     bool stop = false;
     // Ends a group that takes no optimizer step (overflow, skip_step): its gradients are dropped,
     // its batches count as consumed, the step count and the schedule stay. True: interrupted.
+    // Whether to stop after this step: this process's signal flag, put to the callbacks (ranks of
+    // a distributed run decide together, so all stop at the same step).
+    const auto stop_requested = [&] {
+      bool stop_now = interrupted();
+      for (TrainCallback* cb : ctx.callbacks) stop_now = cb->agree_to_stop(state, stop_now);
+      return stop_now;
+    };
     const auto skip_group = [&](const data::Batch& last) {
       opt.zero_grad();
       position.batch = last.index + 1;
@@ -107,12 +114,16 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       group_images = 0;
       nonfinite.clear();
       step_start = std::chrono::steady_clock::now();
-      return interrupted();
+      return stop_requested();
     };
     while (auto batch = next_batch(feeder)) {
       if (anomaly && micro == 0) anomaly->clear();  // a group begins
       const double lr = apply_schedule(opt, *ctx.schedule, position.step);
       state.lr = lr;
+      // Each micro-batch's loss is divided by the size of its group: the group's gradient is the
+      // mean over its batches, a short last group of the epoch included (as one large batch).
+      const int64_t group_size = std::min(config.accumulate, plan.batches_per_epoch - (batch->index - micro));
+      state.last_micro_batch = micro + 1 == group_size;
       each([&](TrainCallback& cb) { cb.on_step_begin(state, *batch); });
       ProfileScope phase("forward", "step");
       if (config.amp.enabled && !autocast) autocast.emplace(config.amp.dtype, params);
@@ -121,9 +132,6 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       for (TrainCallback* cb : ctx.callbacks)
         if (const Tensor extra = cb->extra_loss(state, *batch, logits, loss); extra.defined()) loss = loss + extra;
       phase.next("backward");
-      // Each micro-batch's loss is divided by the size of its group: the group's gradient is the
-      // mean over its batches, a short last group of the epoch included (as one large batch).
-      const int64_t group_size = std::min(config.accumulate, plan.batches_per_epoch - (batch->index - micro));
       const Tensor group_loss_part = group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss;
       (scaler != nullptr ? scaler->scale(group_loss_part) : group_loss_part).backward();
       each([&](TrainCallback& cb) { cb.after_backward(state); });
@@ -223,7 +231,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       // A step checkpoint at the epoch's end would repeat the epoch checkpoint written next.
       if (on_step_end && position.batch < plan.batches_per_epoch) on_step_end(position);
       step_start = std::chrono::steady_clock::now();
-      if (position.step >= plan.total_steps || interrupted()) {
+      if (position.step >= plan.total_steps || stop_requested()) {
         stop = true;
         break;
       }
@@ -253,7 +261,7 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     }
     if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
     each([&](TrainCallback& cb) { cb.on_epoch_end(state); });
-    if (stop && interrupted()) return TrainStatus::Interrupted;
+    if (stop && position.step < plan.total_steps) return TrainStatus::Interrupted;
   }
   return TrainStatus::Finished;
 }

@@ -59,6 +59,8 @@ struct DataLoaders {
   std::unique_ptr<DataLoader> test;
   std::vector<std::string> class_names;  ///< the dataset's, for the confusion matrix
 };
-DataLoaders make_data_loaders(const DataConfig& config, uint64_t seed);
+/// The train loader takes shard `rank` of `world_size` (distributed training: data.batch_size is
+/// then each rank's); the test loader always reads the whole test split.
+DataLoaders make_data_loaders(const DataConfig& config, uint64_t seed, int rank = 0, int world_size = 1);
 
 }  // namespace ingot::data

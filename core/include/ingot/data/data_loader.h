@@ -28,6 +28,8 @@ struct LoaderOptions {
   int prefetch_batches = 2;  ///< batches each worker may hold ready ahead (PyTorch's prefetch_factor)
   Augment augment;
   uint64_t seed = 0;  ///< keys the shuffle and the augmentations
+  int rank = 0;        ///< this process's shard of each epoch (distributed training)
+  int world_size = 1;  ///< shards in all: every rank gets the same number of batches
 };
 
 /// One batch: `inputs` f32 [B, C, H, W] on the host, `targets` i64 [B]; `index` counts the

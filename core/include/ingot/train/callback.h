@@ -19,6 +19,9 @@ struct TrainState {
   const TrainPosition& position;  ///< completed steps and batches so far
   int64_t epoch = 0;              ///< 0-based epoch in progress
   double lr = 0.0;                ///< the first group's lr of the current step
+  /// Whether the micro-batch in progress is the last of its optimizer step (gradients complete
+  /// after its backward: where data parallelism reduces them; earlier ones accumulate locally).
+  bool last_micro_batch = true;
 };
 
 class TrainCallback {
@@ -35,6 +38,9 @@ class TrainCallback {
   }
   /// After each micro-batch's backward.
   virtual void after_backward(TrainState&) {}
+  /// After each optimizer step: `stop` is whether this process wants to stop there (a signal
+  /// arrived); returns the decision (the ranks of a distributed run decide together).
+  virtual bool agree_to_stop(TrainState&, bool stop) { return stop; }
   /// Once the group's gradients are complete, before clipping and the optimizer step (gradient
   /// all-reduce, unscaling).
   virtual void before_optimizer_step(TrainState&) {}

@@ -40,6 +40,9 @@ bool interrupted();
 int signal_number();
 /// Forgets an earlier signal (a new guard does this too).
 void clear_interrupt();
+/// Sets the flag as if `sig` had arrived (keeps a signal that did): the ranks of a distributed run
+/// that agreed to stop because another rank got the signal stop the same way.
+void set_interrupt(int sig);
 
 /// The CLI's exit code for a signal: 130 for SIGINT, 143 for SIGTERM, 128 + n for another (SIGHUP:
 /// 129).

@@ -62,6 +62,8 @@ class MetricsLog {
   /// Opens `path` for appending, creating it (and nothing else) if needed. `append` = false
   /// empties an existing file first (a new run); true keeps it (a resume: call truncate_after next).
   MetricsLog(std::filesystem::path path, bool append);
+  /// A log that keeps nothing (the ranks of a distributed run other than rank 0).
+  MetricsLog() = default;
   ~MetricsLog();
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;

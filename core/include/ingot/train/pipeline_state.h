@@ -17,6 +17,8 @@
 #include "ingot/ops/random.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer.h"
+#include "ingot/parallel/parallel_config.h"
+#include "ingot/parallel/process_group.h"
 #include "ingot/train/callback.h"
 #include "ingot/train/evaluate.h"
 #include "ingot/train/memory_estimate.h"
@@ -60,6 +62,13 @@ struct PipelineState {
   std::unique_ptr<MemoryWatch> memory_watch;
   std::vector<std::string> class_names;
   std::vector<std::unique_ptr<PipelineStage>> stages;
+
+  /// `parallel:` and the group this process belongs to (null: one process; owned by the caller).
+  parallel::ParallelConfig parallel;
+  const parallel::ProcessGroup* group = nullptr;
+  /// Whether this process writes the run's files: checkpoints, metrics, summary (rank 0 alone).
+  bool writes_files() const { return group == nullptr || group->writes_files(); }
+  int world_size() const { return group == nullptr ? 1 : group->world_size(); }
 
   std::optional<RunDir> run;
   std::unique_ptr<MetricsLog> metrics;
