@@ -77,7 +77,14 @@ std::vector<int> run_ranks_collect(int world, std::string& output, const RanksOp
       env.push_back(v);
     for (const std::string& v : options.env) env.push_back(v);
     const std::string out = (dir / ("rank" + std::to_string(r) + ".log")).string();
-    std::vector<std::string> args = {"/proc/self/exe", test};
+    // The test case alone (Catch's filter characters escaped); a filter that matches nothing
+    // fails (-w NoTests) instead of passing with no test run.
+    std::string filter;
+    for (const char c : test) {
+      if (std::strchr(",[]*~\\", c) != nullptr) filter += '\\';
+      filter += c;
+    }
+    std::vector<std::string> args = {"/proc/self/exe", filter, "-w", "NoTests"};
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -7,9 +7,6 @@
 //     if (!ingot::test::run_as_ranks(3)) return;   // the parent: spawned, waited, checked
 //     ... this process is one rank: parallel::dist_env_from_environment() says which ...
 //   }
-//
-// Test case names used this way must not contain the characters , [ ] * ~ \ " (Catch's filter
-// syntax).
 #pragma once
 
 #include <chrono>

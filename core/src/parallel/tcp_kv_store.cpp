@@ -107,6 +107,12 @@ class KvServer {
     acceptor_ = std::thread([this] { accept_loop(); });
   }
 
+  /// Waits up to `timeout` until no client is connected.
+  void wait_for_clients(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, timeout, [&] { return connected_ == 0; });
+  }
+
   ~KvServer() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -135,7 +141,13 @@ class KvServer {
       const int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       clients_.push_back(fd);
-      workers_.emplace_back([this, fd] { serve(fd); });
+      ++connected_;
+      workers_.emplace_back([this, fd] {
+        serve(fd);
+        std::lock_guard<std::mutex> lock(mu_);
+        --connected_;
+        changed_.notify_all();
+      });
     }
   }
 
@@ -174,6 +186,7 @@ class KvServer {
   std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;
+  int connected_ = 0;
   std::map<std::string, std::string> values_;
   std::vector<int> clients_;
   std::vector<std::thread> workers_;
@@ -224,6 +237,7 @@ TcpKvStore::TcpKvStore(const std::string& host, int port, bool serve, std::chron
 
 TcpKvStore::~TcpKvStore() {
   if (fd_ >= 0) ::close(fd_);
+  if (server_ && linger_.count() > 0) server_->wait_for_clients(linger_);
   server_.reset();
 }
 

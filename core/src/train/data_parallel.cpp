@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "ingot/base/grad_mode.h"
+#include "ingot/ops/creation.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/interrupt.h"
 
@@ -36,8 +37,11 @@ void DataParallelCallback::on_step_begin(TrainState& state, const data::Batch&) 
     broadcast_module(state.model, group_.comm());
     reducer_ = std::make_unique<parallel::Reducer>(
         params, group_.comm(),
+        // SyncBatchNorm's backward all-reduces on this thread: the buckets then reduce here too,
+        // in backward's order (one thread per communicator keeps the ranks' collectives paired).
         parallel::ReducerOptions{.bucket_mb = config_.bucket_mb,
-                                 .find_unused_parameters = config_.find_unused_parameters});
+                                 .find_unused_parameters = config_.find_unused_parameters,
+                                 .overlap = !config_.sync_batchnorm});
   } else if (config_.broadcast_buffers) {
     const ProfileScope scope("ddp: broadcast buffers", "ddp");
     broadcast_module(state.model, group_.comm(), /*buffers_only=*/true);
@@ -51,6 +55,17 @@ bool DataParallelCallback::agree_to_stop(TrainState&, bool stop) {
   const bool all = group_.any(stop);
   if (all && !stop) set_interrupt(SIGINT);  // another rank got the signal: stop the same way
   return all;
+}
+
+double DataParallelCallback::step_loss(TrainState&, double loss) {
+  const Tensor t = full(Shape{1}, loss, DType::F64);
+  if (group_.comm().device().is_cpu()) {
+    group_.comm().all_reduce(t, ReduceOp::Avg);
+    return t.item();
+  }
+  const Tensor d = t.to(group_.comm().device());
+  group_.comm().all_reduce(d, ReduceOp::Avg);
+  return d.to(Device::cpu()).item();
 }
 
 }  // namespace ingot::train

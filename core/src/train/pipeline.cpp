@@ -19,6 +19,7 @@
 #include "ingot/nn/model_builder.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
+#include "ingot/parallel/sync_batch_norm.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/threads.h"
@@ -175,6 +176,11 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   } catch (const ShapeError& e) {
     throw ConfigError(fmt::format("{}: the model does not fit the data's samples {}: {}", cfg.where("model"),
                                   sample.str(), e.what()));
+  }
+  if (ddp && parallel.sync_batchnorm) {  // BatchNorm statistics over the global batch
+    const int replaced = parallel::convert_sync_batchnorm(*s->model, group->comm());
+    out << fmt::format("parallel: sync_batchnorm: {} BatchNorm layer(s) share statistics across the {} ranks\n",
+                       replaced, group->world_size());
   }
   s->optimizer = optim::make_optimizer(s->train.optimizer, s->model->named_parameters(), file);
   s->plan = make_train_plan(s->train, s->loaders.train->num_batches());

@@ -215,9 +215,11 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       ++position.step;
       position.batch = batch->index + 1;
       position.rng = ctx.dropout_gen->state();
+      double step_loss = group_loss / static_cast<double>(micro);
+      for (TrainCallback* cb : ctx.callbacks) step_loss = cb->step_loss(state, step_loss);
       if (ctx.metrics && (position.step % config.log_every == 0 || position.step == plan.total_steps)) {
         const double secs = seconds_since(step_start);
-        Record r = train_step_record(epoch + 1, position.step, group_loss / static_cast<double>(micro), lr,
+        Record r = train_step_record(epoch + 1, position.step, step_loss, lr,
                                      secs > 0 ? static_cast<double>(group_images) / secs : 0.0, secs);
         if (!ctx.stage.empty()) r.set("stage", ctx.stage);
         if (grad_norm >= 0) r.set("grad_norm", grad_norm);

@@ -30,12 +30,13 @@ class ProcessGroup {
   bool writes_files() const { return env_.rank == 0; }
   /// Waits for every rank at the end of a run that went well (rank 0 serves the store, so it
   /// leaves last). A rank leaving on an error skips it: its peers see it gone and stop too.
-  void finish() const;
+  void finish();
   /// True when any rank passes true (an all-reduce of one flag): ranks decide together to stop.
   bool any(bool flag) const;
 
  private:
   DistEnv env_;
+  double timeout_s_;
   std::unique_ptr<TcpKvStore> store_;
   std::unique_ptr<Communicator> comm_;
 };

@@ -33,6 +33,11 @@ class TcpKvStore final : public KvStore {
   std::string get(const std::string& key, std::chrono::milliseconds timeout) override;
   std::optional<std::string> try_get(const std::string& key) override;
 
+  /// How long rank 0's destruction waits for the other ranks to disconnect (they may still be
+  /// reading what a last collective stored); 5 s unless set. Ranks that failed have disconnected
+  /// already, so an error on the way out is not held up by it.
+  void linger(std::chrono::milliseconds timeout) { linger_ = timeout; }
+
   /// The port the store is reached at (the one picked, for port 0).
   int port() const { return port_; }
 
@@ -43,6 +48,7 @@ class TcpKvStore final : public KvStore {
   std::string host_;
   int port_ = 0;
   int fd_ = -1;
+  std::chrono::milliseconds linger_{5000};
   std::mutex mu_;  // one request at a time on the connection
 };
 

@@ -41,6 +41,9 @@ class TrainCallback {
   /// After each optimizer step: `stop` is whether this process wants to stop there (a signal
   /// arrived); returns the decision (the ranks of a distributed run decide together).
   virtual bool agree_to_stop(TrainState&, bool stop) { return stop; }
+  /// After each optimizer step: the step's loss as recorded, from this process's `loss` (ranks
+  /// of a distributed run record the mean over all of them).
+  virtual double step_loss(TrainState&, double loss) { return loss; }
   /// Once the group's gradients are complete, before clipping and the optimizer step (gradient
   /// all-reduce, unscaling).
   virtual void before_optimizer_step(TrainState&) {}

@@ -25,6 +25,7 @@ class DataParallelCallback final : public TrainCallback {
   void on_step_begin(TrainState& state, const data::Batch& batch) override;
   void after_backward(TrainState& state) override;
   bool agree_to_stop(TrainState& state, bool stop) override;
+  double step_loss(TrainState& state, double loss) override;
 
   /// The reducer of the model trained now (null before the first step).
   const parallel::Reducer* reducer() const { return reducer_.get(); }
