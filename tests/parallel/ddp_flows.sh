@@ -1,6 +1,7 @@
 #!/bin/bash
-# Data parallel end to end through `ingot launch`: with 2 and 3 ranks the 20-step loss trajectory
-# and the final weights equal one process's on the whole batch (the ranks' batches together); a
+# Data and pipeline parallel end to end through `ingot launch`: with 2 and 3 ranks the 20-step loss
+# trajectory and the final weights equal one process's on the whole batch (the ranks' batches
+# together), and so do those of a model split over 2 ranks (GPipe, 4 micro-batches); a
 # resume with another world size is refused, with the same one it completes; a config without
 # parallel: is refused when launched; a killed rank stops the job with a line naming it; Ctrl-C
 # stops every rank at one step, rank 0 saves a checkpoint, and --resume finishes the run.
@@ -58,6 +59,16 @@ for world in 2 3; do
   same_run "$work/ddp$world" "$work/one$world" || fail "$world ranks differ from one process"
   echo "ddp with $world ranks: ok"
 done
+
+# Pipeline parallel: two stages, 4 micro-batches, the same losses and weights as one process.
+pcfg=tests/parallel/configs/pipeline_mlp.yaml
+"$ingot" run $pcfg --runs-dir "$work" --set name=pp_one $set_comm > "$work/pp_one.txt" 2>&1 \
+  || fail "pipeline, one process: $(cat "$work/pp_one.txt")"
+"$ingot" launch --nproc-per-node 2 run $pcfg --runs-dir "$work" --set name=pp_two $set_comm > "$work/pp_two.txt" 2>&1 \
+  || fail "pipeline, 2 ranks: $(cat "$work/pp_two.txt")"
+grep -q "pipeline stage 1 of 2 holds layers \[0, 3)" "$work/pp_two.txt" || fail "no stage line: $(cat "$work/pp_two.txt")"
+same_run "$work/pp_two" "$work/pp_one" || fail "pipeline differs from one process"
+echo "pipeline parallel with 2 ranks: ok"
 
 # Resume: another world size is refused with the reason; the same one continues.
 set +e

@@ -10,6 +10,7 @@
 #include "ingot/base/error.h"
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/communicator_registry.h"
+#include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/kv_store.h"
 #include "runtime/host_api.h"
@@ -30,6 +31,8 @@ Communicator::Communicator(const CommunicatorComponent& component, int rank, int
                            device.index, &handle_),
                  where("create"));
   INGOT_CHECK_AS(handle_ != nullptr, PluginError, "{}: the plugin returned no handle", where("create"));
+  // Device collectives are queued on the backend's compute stream, in order with its ops.
+  if (!device.is_cpu()) stream_ = native_stream(device);
 }
 
 Communicator::Communicator(const std::string& name, int rank, int world_size, KvStore& store, Device device)

@@ -19,6 +19,7 @@
 #include "ingot/nn/model_builder.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
+#include "ingot/parallel/pipeline_parallel.h"
 #include "ingot/parallel/sync_batch_norm.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/op_counts.h"
@@ -177,6 +178,9 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
     throw ConfigError(fmt::format("{}: the model does not fit the data's samples {}: {}", cfg.where("model"),
                                   sample.str(), e.what()));
   }
+  if (group != nullptr && parallel.mode == "pipeline")  // the split fits the model and the ranks
+    (void)parallel::pipeline_bounds(parallel.stages, static_cast<int64_t>(s->model->children().size()),
+                                    group->world_size(), cfg.where("parallel.stages"));
   if (ddp && parallel.sync_batchnorm) {  // BatchNorm statistics over the global batch
     const int replaced = parallel::convert_sync_batchnorm(*s->model, group->comm());
     out << fmt::format("parallel: sync_batchnorm: {} BatchNorm layer(s) share statistics across the {} ranks\n",
@@ -235,6 +239,10 @@ std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDi
 /// metrics.jsonl and, on resume, restores model, optimizer and position from the last checkpoint.
 void open_run(PipelineState& s, const config::BackendSelection& backends, const RunOptions& options) {
   const config::Config& cfg = s.cfg;
+  INGOT_CHECK_AS(!(options.resume && s.group != nullptr && s.parallel.mode == "pipeline"), ConfigError,
+                 "{}: --resume is not supported with parallel.mode: pipeline yet (it saves no checkpoint); start "
+                 "over with --force",
+                 cfg.file());
   if (!s.writes_files()) {
     // Another rank than 0: rank 0 opens (or moves aside) the folder first; this one only reads it
     // (a resume's checkpoint) and keeps no metrics.

@@ -9,6 +9,7 @@
 
 #include "ingot/io/safetensors.h"
 #include "ingot/train/interrupt.h"
+#include "ingot/train/pipeline_parallel_train.h"
 #include "ingot/train/nonfinite_guard.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
@@ -34,6 +35,7 @@ class TrainStage final : public PipelineStage {
   std::string name() const override { return "train"; }
   bool trains() const override { return true; }
   bool run(PipelineState& s) override {
+    if (s.group != nullptr && s.parallel.mode == "pipeline") return train_pipeline_parallel(s);
     InterruptGuard guard("\ningot: stopping after the current step to save a checkpoint (Ctrl-C again stops now)\n");
     TrainContext ctx{s.model.get(),  s.optimizer.get(), s.schedule.get(), s.loaders.train.get(),
                      &s.dropout_gen, s.metrics.get(),   s.progress.get(), s.data.prefetch};

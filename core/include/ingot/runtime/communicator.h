@@ -40,7 +40,8 @@ class Communicator {
   int world_size() const { return world_size_; }
   Device device() const { return device_; }
   const std::string& name() const;
-  /// The native stream collectives are ordered on (NULL = the device's compute stream).
+  /// The native stream collectives are ordered on: by default the device backend's compute stream
+  /// (native_stream), so they queue in order with its ops; NULL lets the plugin choose.
   void set_stream(void* stream) { stream_ = stream; }
 
   /// output = reduce(input of every rank); same shape and dtype (output may be input).
