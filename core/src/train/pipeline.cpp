@@ -235,6 +235,18 @@ std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDi
   throw InputError(fmt::format("{}: no checkpoint loads ({}): start over with --force", run.path().string(), problems));
 }
 
+/// Restores model, optimizer, position, dropout generator and loss scaler from the run's newest
+/// valid checkpoint; returns its path.
+std::filesystem::path restore_checkpoint(PipelineState& s) {
+  const auto [ck, c] = newest_valid_checkpoint(*s.run, s.out);
+  s.model->load_state_dict(c.model, /*strict=*/true);
+  s.optimizer->load_state_dict(c.optimizer);
+  s.position = c.position;
+  s.dropout_gen.set_state(s.position.rng);
+  if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
+  return ck;
+}
+
 /// Opens runs/<name>/ (create, force or resume), writes or checks config.resolved.yaml, opens
 /// metrics.jsonl and, on resume, restores model, optimizer and position from the last checkpoint.
 void open_run(PipelineState& s, const config::BackendSelection& backends, const RunOptions& options) {
@@ -250,13 +262,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
     s.run.emplace(RunDir::view(options.runs_dir / cfg.name()));
     s.metrics = std::make_unique<MetricsLog>();
     s.position.rng = s.dropout_gen.state();
-    if (!options.resume) return;
-    const auto [ck, c] = newest_valid_checkpoint(*s.run, s.out);
-    s.model->load_state_dict(c.model, /*strict=*/true);
-    s.optimizer->load_state_dict(c.optimizer);
-    s.position = c.position;
-    s.dropout_gen.set_state(s.position.rng);
-    if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
+    if (options.resume) restore_checkpoint(s);
     return;
   }
   s.run.emplace(RunDir::open(cfg.name(), run_dir_mode(options.resume, options.force), options.runs_dir));
@@ -287,12 +293,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   s.metrics = std::make_unique<MetricsLog>(s.run->metrics_path(), /*append=*/options.resume);
   s.position.rng = s.dropout_gen.state();
   if (!options.resume) return;
-  const auto [ck, c] = newest_valid_checkpoint(*s.run, s.out);
-  s.model->load_state_dict(c.model, /*strict=*/true);
-  s.optimizer->load_state_dict(c.optimizer);
-  s.position = c.position;
-  s.dropout_gen.set_state(s.position.rng);
-  if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
+  const std::filesystem::path ck = restore_checkpoint(s);
   const int64_t dropped = s.metrics->truncate_after(s.position.step);
   s.out << fmt::format("resuming from {} (epoch {}, batch {}, step {}){}\n", ck.string(), s.position.epoch + 1,
                        s.position.batch, s.position.step,
