@@ -9,8 +9,8 @@
 
 #include "ingot/io/safetensors.h"
 #include "ingot/train/interrupt.h"
-#include "ingot/train/pipeline_parallel_train.h"
 #include "ingot/train/nonfinite_guard.h"
+#include "ingot/train/pipeline_parallel_train.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage.h"
 

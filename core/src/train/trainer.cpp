@@ -96,8 +96,6 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
     std::string nonfinite;  // the group's first non-finite quantity
     auto step_start = std::chrono::steady_clock::now();
     bool stop = false;
-    // Ends a group that takes no optimizer step (overflow, skip_step): its gradients are dropped,
-    // its batches count as consumed, the step count and the schedule stay. True: interrupted.
     // Whether to stop after this step: this process's signal flag, put to the callbacks (ranks of
     // a distributed run decide together, so all stop at the same step).
     const auto stop_requested = [&] {
@@ -105,6 +103,8 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       for (TrainCallback* cb : ctx.callbacks) stop_now = cb->agree_to_stop(state, stop_now);
       return stop_now;
     };
+    // Ends a group that takes no optimizer step (overflow, skip_step): its gradients are dropped,
+    // its batches count as consumed, the step count and the schedule stay. True: interrupted.
     const auto skip_group = [&](const data::Batch& last) {
       opt.zero_grad();
       position.batch = last.index + 1;
