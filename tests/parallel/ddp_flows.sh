@@ -76,9 +76,12 @@ set +e
   > "$work/resume3.txt" 2>&1
 code=$?
 set -e
-# (rank 0 refuses with exit 2; the others may report losing it first)
-[ $code -ne 0 ] || fail "resume with 3 of a 2-rank run accepted: $(cat "$work/resume3.txt")"
+# Rank 0 refuses (exit 2) and is the rank the launcher names; the others stop naming its reason.
+[ $code -eq 2 ] || fail "resume with 3 of a 2-rank run: exit $code: $(cat "$work/resume3.txt")"
 grep -q "trained by 2 process(es) and this resume has 3" "$work/resume3.txt" || fail "$(cat "$work/resume3.txt")"
+grep -q "ingot launch: rank 0 (pid [0-9]*) exited with code 2" "$work/resume3.txt" || fail "$(cat "$work/resume3.txt")"
+[ "$(grep -c "stopped with the other ranks: rank 0: .*trained by 2 process(es)" "$work/resume3.txt")" -eq 2 ] \
+  || fail "the other ranks do not name rank 0's reason: $(cat "$work/resume3.txt")"
 echo "resume with another world size refused: ok"
 
 # Launched without parallel: every rank would write the run: refused.

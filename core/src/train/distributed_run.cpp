@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstring>
 #include <ostream>
+#include <thread>
 
 #include "ingot/base/error.h"
 #include "ingot/parallel/dist_env.h"
@@ -39,6 +42,37 @@ std::unique_ptr<parallel::ProcessGroup> join_distributed_run(const config::Confi
   out << fmt::format("parallel: {} as rank {} of {} ({}), communicator {} on {}, rank 0 at {}:{}\n", parallel.mode,
                      env->rank, env->world_size, env->source, name, device.str(), env->master_addr, env->master_port);
   return group;
+}
+
+namespace {
+
+/// A failure that comes from the other ranks (a collective or the store lost a peer), not from
+/// this rank's own work.
+bool caused_by_a_peer(const std::exception& e) {
+  if (dynamic_cast<const PluginError*>(&e) != nullptr || dynamic_cast<const TimeoutError*>(&e) != nullptr)
+    return std::strstr(e.what(), "communicator ") != nullptr || std::strstr(e.what(), "key-value store") != nullptr;
+  return std::strncmp(e.what(), "key-value store", 15) == 0;
+}
+
+}  // namespace
+
+int run_as_rank(parallel::ProcessGroup* group, const std::function<int()>& body) {
+  if (group == nullptr) return body();
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    if (!caused_by_a_peer(e)) {
+      group->report_failure(e.what());
+      throw;
+    }
+    const std::string peer = group->failed_peer();
+    if (peer.empty()) throw;
+    // The rank that failed first exits first, so a launcher names it rather than this one (rank 0
+    // waits for the store's clients to leave before it exits).
+    group->leave();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    throw Error(fmt::format("stopped with the other ranks: {}", peer));
+  }
 }
 
 void check_stages_for_distributed(const std::vector<std::unique_ptr<PipelineStage>>& stages, const std::string& file) {

@@ -392,6 +392,48 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
   s.out << fmt::format("done in {:.1f} s: {}\n", seconds, s.run->summary_path().string());
 }
 
+/// The pipeline once this process has joined its group (if any): build, open the run, stages,
+/// summary.
+int run_joined(const config::Config& cfg, const config::BackendSelection& backends, const RunOptions& options,
+               std::ostream& out, const parallel::ParallelConfig& parallel, Device device,
+               parallel::ProcessGroup* group, std::chrono::steady_clock::time_point t_start) {
+  // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
+  auto watch = std::make_unique<MemoryWatch>(device, options.memory_report);
+  const std::unique_ptr<PipelineState> state = build(cfg, device, out, parallel, group);
+  PipelineState& s = *state;
+  s.memory_watch = std::move(watch);
+  reset_op_counts();
+  open_run(s, backends, options);
+  print_header(s);
+  s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
+  s.progress->watch_memory(s.memory_watch.get());
+  s.metrics->watch_memory(s.memory_watch.get());
+  const auto report = [&] {
+    if (options.memory_report) write_memory_report(*s.memory_watch, s.cfg.name(), s.run->path() / "memory.md", out);
+  };
+  try {
+    run_stages(s);
+  } catch (const OutOfMemoryError& e) {
+    // The summary says what happened; the message says which lever matters for this run.
+    s.status = TrainStatus::Failed;
+    s.failure = fmt::format("{} (this run's estimate: {}; {}; {})", e.what(), s.memory.str(), s.memory.advice(),
+                            out_of_memory_levers(s.train, s.data.batch_size));
+    if (s.writes_files()) {
+      write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+      report();
+    }
+    throw OutOfMemoryError(s.failure);
+  }
+  if (s.writes_files()) {
+    write_stage_table(s);
+    write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+    report();
+  }
+  if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);
+  if (group != nullptr) group->finish();  // rank 0 serves the store: it leaves last
+  return s.exit_code;
+}
+
 }  // namespace
 
 void load_init_from(const config::Config& cfg, nn::Module& model) {
@@ -422,39 +464,8 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
   const parallel::ParallelConfig parallel = parallel::parse_parallel_config(cfg.node("parallel"), cfg.file());
   Device device = backends.device;
   const std::unique_ptr<parallel::ProcessGroup> group = join_distributed_run(cfg, parallel, device, out);
-  // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
-  auto watch = std::make_unique<MemoryWatch>(device, options.memory_report);
-  const std::unique_ptr<PipelineState> state = build(cfg, device, out, parallel, group.get());
-  PipelineState& s = *state;
-  s.memory_watch = std::move(watch);
-  reset_op_counts();
-  open_run(s, backends, options);
-  print_header(s);
-  s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
-  s.progress->watch_memory(s.memory_watch.get());
-  s.metrics->watch_memory(s.memory_watch.get());
-  const auto report = [&] {
-    if (options.memory_report) write_memory_report(*s.memory_watch, s.cfg.name(), s.run->path() / "memory.md", out);
-  };
-  try {
-    run_stages(s);
-  } catch (const OutOfMemoryError& e) {
-    // The summary says what happened; the message says which lever matters for this run.
-    s.status = TrainStatus::Failed;
-    s.failure = fmt::format("{} (this run's estimate: {}; {}; {})", e.what(), s.memory.str(), s.memory.advice(),
-                            out_of_memory_levers(s.train, s.data.batch_size));
-    write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
-    report();
-    throw OutOfMemoryError(s.failure);
-  }
-  if (s.writes_files()) {
-    write_stage_table(s);
-    write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
-    report();
-  }
-  if (s.status == TrainStatus::Failed) throw NonFiniteError(s.failure);
-  if (group != nullptr) group->finish();  // rank 0 serves the store: it leaves last
-  return s.exit_code;
+  return run_as_rank(group.get(),
+                     [&] { return run_joined(cfg, backends, options, out, parallel, device, group.get(), t_start); });
 }
 
 }  // namespace ingot::train

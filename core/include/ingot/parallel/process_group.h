@@ -31,6 +31,14 @@ class ProcessGroup {
   /// Waits for every rank at the end of a run that went well (rank 0 serves the store, so it
   /// leaves last). A rank leaving on an error skips it: its peers see it gone and stop too.
   void finish();
+  /// Leaves word in the store that this rank stops on `what` (best effort: the store may be gone).
+  void report_failure(const std::string& what) noexcept;
+  /// "rank R: <its message>" for the first other rank that reported a failure; a line naming
+  /// rank 0 when the store it serves is gone; empty when no other rank reported one.
+  std::string failed_peer() noexcept;
+  /// Closes the communicator and this rank's connection to the store now (a rank on its way out
+  /// after a peer failed: rank 0, waiting for every client to leave, may then exit first).
+  void leave() noexcept;
   /// True when any rank passes true (an all-reduce of one flag): ranks decide together to stop.
   bool any(bool flag) const;
 

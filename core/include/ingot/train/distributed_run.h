@@ -3,6 +3,7 @@
 // trains on several processes.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <vector>
@@ -21,6 +22,12 @@ namespace ingot::train {
 std::unique_ptr<parallel::ProcessGroup> join_distributed_run(const config::Config& cfg,
                                                              const parallel::ParallelConfig& parallel, Device& device,
                                                              std::ostream& out);
+
+/// Runs `body` (the pipeline) as a rank of `group` (null: a single process, body as it is). When
+/// it throws, the other ranks learn why: a failure of this rank's own (config, data, non-finite,
+/// out of memory) is left in the store; a lost collective or store (a peer stopped) is rethrown
+/// naming the rank that failed first, after a pause that lets that rank's exit be seen first.
+int run_as_rank(parallel::ProcessGroup* group, const std::function<int()>& body);
 
 /// Refuses, with the stage's name, stages that cannot run on several processes yet (those that
 /// change the model after training: compression).
