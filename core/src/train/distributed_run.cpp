@@ -19,7 +19,8 @@ std::unique_ptr<parallel::ProcessGroup> join_distributed_run(const config::Confi
                                                              const parallel::ParallelConfig& parallel, Device& device,
                                                              std::ostream& out) {
   const std::optional<parallel::DistEnv> env = parallel::dist_env_from_environment();
-  if (!env || env->world_size == 1) {
+  // (A launched world of one with parallel: still forms its group: the same code path, on one rank.)
+  if (!env || (env->world_size == 1 && !parallel.enabled())) {
     if (parallel.enabled())
       out << fmt::format("parallel: mode {} with one process: training here alone (start several with `ingot launch "
                          "--nproc-per-node N run {}`)\n",

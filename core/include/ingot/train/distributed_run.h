@@ -16,7 +16,7 @@
 namespace ingot::train {
 
 /// The group this process joins, or null for a single process (no launch variables, or a world
-/// of one). Started as one of several ranks without `parallel:`, throws ConfigError (every rank
+/// of one without `parallel:`). Started as one of several ranks without `parallel:`, throws ConfigError (every rank
 /// would train alone and write the same run folder). On CUDA each rank takes cuda:LOCAL_RANK
 /// (`device` is updated). Prints one line about the group to `out`.
 std::unique_ptr<parallel::ProcessGroup> join_distributed_run(const config::Config& cfg,
