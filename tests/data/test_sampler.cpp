@@ -1,4 +1,5 @@
-// Sampler: sequential and (seed, epoch)-keyed shuffled orders, batch counts and slices.
+// Sampler: sequential and (seed, epoch)-keyed shuffled orders, batch counts and slices, and the
+// shards of distributed training.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -59,4 +60,40 @@ TEST_CASE("sampler: batches cover each sample once; drop_last drops only the tai
     std::sort(seen.begin(), seen.end());
     CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
   }
+}
+
+TEST_CASE("sampler: shards give every rank as many samples, and batch b of all ranks is one process's batch b",
+          "[data][sampler]") {
+  for (const bool shuffle : {false, true})
+    for (const int world : {2, 3}) {
+      const int64_t size = 100, batch = 4;  // 100 is not a multiple of 3: rank shards are padded
+      const Sampler whole(size, batch * world, shuffle, false, 9);
+      std::vector<Sampler> ranks;
+      for (int r = 0; r < world; ++r) ranks.emplace_back(size, batch, shuffle, false, 9, r, world);
+      const int64_t per_rank = (size + world - 1) / world;
+      std::vector<int> seen(size, 0);
+      for (int r = 0; r < world; ++r) {
+        CHECK(ranks[r].size() == per_rank);
+        CHECK(ranks[r].num_batches() == ranks[0].num_batches());
+        for (int64_t i : ranks[r].order(2)) ++seen[static_cast<size_t>(i)];
+      }
+      // Every sample at least once; only the padding (the first few of the order) twice.
+      CHECK(std::count(seen.begin(), seen.end(), 0) == 0);
+      CHECK(std::accumulate(seen.begin(), seen.end(), 0) == per_rank * world);
+      // The ranks' batch b, side by side, is the single process's batch b at world x the batch size.
+      const auto all = whole.order(2);
+      for (int64_t b = 0; b + 1 < ranks[0].num_batches(); ++b) {
+        std::vector<int64_t> together;
+        for (int r = 0; r < world; ++r) {
+          const auto order = ranks[r].order(2);
+          for (int64_t i : ranks[r].batch(order, b)) together.push_back(i);
+        }
+        std::vector<int64_t> expected(whole.batch(all, b).begin(), whole.batch(all, b).end());
+        std::sort(together.begin(), together.end());
+        std::sort(expected.begin(), expected.end());
+        CHECK(together == expected);
+      }
+    }
+  REQUIRE_THROWS_WITH(Sampler(2, 1, false, false, 0, 0, 3), Catch::Contains("cannot be shared by 3 ranks"));
+  REQUIRE_THROWS_WITH(Sampler(10, 1, false, false, 0, 3, 3), Catch::Contains("rank 3 is outside a world of 3"));
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Data and pipeline parallel end to end through `ingot launch`: with 1, 2 and 3 ranks the 20-step loss
 # trajectory and the final weights equal one process's on the whole batch (the ranks' batches
-# together), and so do those of a model split over 2 ranks (GPipe, 4 micro-batches); a
+# together), and so do a CNN's with sync_batchnorm and those of a model split over 2 ranks (GPipe,
+# 4 micro-batches); a
 # resume with another world size is refused, with the same one it completes; a config without
 # parallel: is refused when launched; a killed rank stops the job with a line naming it; Ctrl-C
 # stops every rank at one step, rank 0 saves a checkpoint, and --resume finishes the run.
@@ -59,6 +60,17 @@ for world in 1 2 3; do
   same_run "$work/ddp$world" "$work/one$world" || fail "$world ranks differ from one process"
   echo "ddp with $world ranks: ok"
 done
+
+# SyncBatchNorm: the CNN's BatchNorm statistics over both ranks' batches, so 2 x 16 equals one
+# process at 32 (whose BatchNorm sees the whole batch) step for step.
+bn="tests/parallel/configs/ddp_slow.yaml --set model.dropout=0 --set train.steps=20 --set parallel.sync_batchnorm=true"
+"$ingot" run $bn --runs-dir "$work" --set name=bn_one --set data.batch_size=32 $set_comm > "$work/bn_one.txt" 2>&1 \
+  || fail "sync_batchnorm, one process: $(cat "$work/bn_one.txt")"
+"$ingot" launch --nproc-per-node 2 run $bn --runs-dir "$work" --set name=bn_two --set data.batch_size=16 $set_comm \
+  > "$work/bn_two.txt" 2>&1 || fail "sync_batchnorm, 2 ranks: $(cat "$work/bn_two.txt")"
+grep -q "sync_batchnorm: 2 BatchNorm layer(s)" "$work/bn_two.txt" || fail "no conversion line: $(cat "$work/bn_two.txt")"
+same_run "$work/bn_two" "$work/bn_one" || fail "sync_batchnorm over 2 ranks differs from one process"
+echo "sync_batchnorm with 2 ranks: ok"
 
 # Pipeline parallel: two stages, 4 micro-batches, the same losses and weights as one process.
 pcfg=tests/parallel/configs/pipeline_mlp.yaml
