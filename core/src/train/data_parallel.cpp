@@ -3,8 +3,12 @@
 
 #include <signal.h>
 
+#include <map>
+#include <vector>
+
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
+#include "ingot/ops/indexing.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/interrupt.h"
 
@@ -12,24 +16,32 @@ namespace ingot::train {
 
 void broadcast_module(const nn::Module& model, const Communicator& comm, bool buffers_only) {
   const NoGradGuard no_grad;
-  const auto send = [&](const Tensor& t) {
-    if (t.is_contiguous() && !t.is_opaque()) {
-      comm.broadcast(t, 0);
-    } else {  // (a layout of a backend's own: through a strided copy)
-      const Tensor c = t.contiguous().clone();
-      comm.broadcast(c, 0);
-      t.copy_(c);
-    }
-  };
+  std::vector<Tensor> tensors;
   if (!buffers_only)
-    for (const auto& [name, p] : model.named_parameters()) send(p);
-  for (const auto& [name, b] : model.named_buffers()) send(b);
+    for (const auto& [name, p] : model.named_parameters()) tensors.push_back(p);
+  for (const auto& [name, b] : model.named_buffers()) tensors.push_back(b);
+  // One broadcast per dtype (torch coalesces the same way): the tensors flattened side by side.
+  std::map<DType, std::vector<Tensor>> by_dtype;
+  for (const Tensor& t : tensors) by_dtype[t.dtype()].push_back(t);
+  for (const auto& [dtype, group] : by_dtype) {
+    std::vector<Tensor> flat;
+    for (const Tensor& t : group) flat.push_back(t.reshape(Shape{t.numel()}));
+    const Tensor packed = group.size() == 1 ? flat.front().contiguous().clone() : concat(flat, 0);
+    comm.broadcast(packed, 0);
+    if (comm.rank() == 0) continue;
+    int64_t at = 0;
+    for (const Tensor& t : group) {
+      t.copy_(packed.slice(0, at, at + t.numel()).view(t.shape()));
+      at += t.numel();
+    }
+  }
 }
 
 DataParallelCallback::DataParallelCallback(const parallel::ProcessGroup& group, const parallel::ParallelConfig& config)
     : group_(group), config_(config) {}
 
 void DataParallelCallback::on_step_begin(TrainState& state, const data::Batch&) {
+  agreed_stop_.reset();  // (a decision the trainer did not ask for: the run's last step)
   const auto params = state.model.named_parameters();
   if (!reducer_ || !reducer_->watches(params)) {
     // First step, or a stage replaced the model: start from rank 0's weights and hook these.
@@ -52,20 +64,26 @@ void DataParallelCallback::on_step_begin(TrainState& state, const data::Batch&) 
 void DataParallelCallback::after_backward(TrainState&) { reducer_->finalize(); }
 
 bool DataParallelCallback::agree_to_stop(TrainState&, bool stop) {
-  const bool all = group_.any(stop);
-  if (all && !stop) set_interrupt(SIGINT);  // another rank got the signal: stop the same way
+  bool all;
+  if (agreed_stop_) {  // decided with the step's loss (one collective for both)
+    all = *agreed_stop_;
+    agreed_stop_.reset();
+  } else {
+    all = group_.any(stop);
+  }
+  if (all && !interrupted()) set_interrupt(SIGINT);  // another rank got the signal: stop the same way
   return all;
 }
 
 double DataParallelCallback::step_loss(TrainState&, double loss) {
-  const Tensor t = full(Shape{1}, loss, DType::F64);
-  if (group_.comm().device().is_cpu()) {
-    group_.comm().all_reduce(t, ReduceOp::Avg);
-    return t.item();
-  }
+  // [loss, stop flag] averaged: the mean loss, and whether any rank wants to stop (the trainer
+  // asks agree_to_stop right after; the answer is this one).
+  const Tensor t = Tensor::from_vector(std::vector<double>{loss, interrupted() ? 1.0 : 0.0}, Shape{2});
   const Tensor d = t.to(group_.comm().device());
   group_.comm().all_reduce(d, ReduceOp::Avg);
-  return d.to(Device::cpu()).item();
+  const std::vector<double> v = d.to(Device::cpu()).to_vector<double>();
+  agreed_stop_ = v[1] > 0.0;
+  return v[0];
 }
 
 }  // namespace ingot::train

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "ingot/nn/module.h"
 #include "ingot/parallel/parallel_config.h"
@@ -34,6 +35,7 @@ class DataParallelCallback final : public TrainCallback {
   const parallel::ProcessGroup& group_;
   parallel::ParallelConfig config_;
   std::unique_ptr<parallel::Reducer> reducer_;
+  std::optional<bool> agreed_stop_;  ///< the stop decision taken with the last step's loss
 };
 
 }  // namespace ingot::train
