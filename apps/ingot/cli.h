@@ -8,6 +8,8 @@ namespace ingot::cli {
 
 /// `ingot plugins [--verbose]`
 int cmd_plugins(const std::vector<std::string>& args);
+/// `ingot doctor`
+int cmd_doctor(const std::vector<std::string>& args);
 /// `ingot run CONFIG.yaml`
 int cmd_run(const std::vector<std::string>& args);
 /// `ingot bench CONFIG.yaml [--json] [--profile[=DIR]] ...`

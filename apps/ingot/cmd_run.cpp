@@ -12,6 +12,7 @@
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
 #include "ingot/config/overrides.h"
+#include "ingot/data/data_config.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/parallel/dist_env.h"
 #include "ingot/ops/random.h"
@@ -36,26 +37,57 @@ int cmd_run(const std::vector<std::string>& args) {
       "profile", po::value<std::string>(), "write profile.txt and trace.json to DIR (default: the run folder)")(
       "memory-report", po::bool_switch(),
       "at the end, print each stage's peak memory and the largest tensors at the peak (also runs/<name>/memory.md)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set train.epochs=3");
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a config key: --set train.epochs=3 (or KEY=VALUE after the config; list elements by "
+      "index: model.layers.0.out=64)")(
+      "print-config", po::bool_switch(), "print the config with the overrides applied and data's defaults, then exit")(
+      "help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("assignments", po::value<std::vector<std::string>>(), "KEY=VALUE overrides");
+  po::options_description all;
+  all.add(opts).add(hidden);
   po::positional_options_description pos;
-  pos.add("config", 1);
+  pos.add("config", 1).add("assignments", -1);
   po::variables_map vm;
   std::vector<std::string> argv = args;
   const bool profile = take_bare_flag(argv, "--profile");
-  po::store(po::command_line_parser(argv).options(opts).positional(pos).run(), vm);
+  po::store(po::command_line_parser(argv).options(all).positional(pos).run(), vm);
   po::notify(vm);
-  if (!vm.count("config"))
-    throw ConfigError(
-        "usage: ingot run CONFIG.yaml [--resume | --force [--keep-old N]] [--runs-dir DIR] [--profile[=DIR]] "
-        "[--memory-report] [--set KEY=VALUE]...");
+  constexpr const char* kUsage =
+      "usage: ingot run CONFIG.yaml [KEY=VALUE ...] [--resume | --force [--keep-old N]] [--runs-dir DIR] "
+      "[--profile[=DIR]] [--memory-report] [--set KEY=VALUE]... [--print-config]";
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n\n" << opts
+              << "\nA KEY=VALUE after the config is the same as --set KEY=VALUE. Overrides are written into "
+                 "runs/<name>/config.resolved.yaml; --resume refuses a run whose overrides changed, except "
+                 "train.epochs and train.steps (docs/config.md).\n";
+    return 0;
+  }
+  if (!vm.count("config")) throw ConfigError(kUsage);
 
   ExtensionLoader::instance().load_all();  // their types may appear in the config
-  const std::vector<std::string> overrides =
+  std::vector<std::string> overrides =
       vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (vm.count("assignments"))
+    for (const std::string& a : vm["assignments"].as<std::vector<std::string>>()) {
+      if (a.find('=') == std::string::npos)
+        throw ConfigError(fmt::format("ingot run: unexpected argument '{}' after the config: overrides are "
+                                      "KEY=VALUE (see 'ingot run --help')",
+                                      a));
+      overrides.push_back(a);
+    }
   // The overrides become part of the config: config.resolved.yaml records them, and --resume
   // refuses a run whose overrides changed.
   const config::Config cfg =
       config::load_with_overrides(vm["config"].as<std::string>(), overrides, train::pipeline_schema());
+  if (vm["print-config"].as<bool>()) {
+    YAML::Node shown = YAML::Clone(cfg.root());
+    if (cfg.has("data")) shown["data"] = data::data_config_yaml(data::parse_data_config(cfg.node("data"), cfg.file()));
+    YAML::Emitter e;
+    e << shown;
+    std::cout << e.c_str() << "\n";
+    return 0;
+  }
   if (auto threads = cfg.threads()) set_num_threads(*threads);
   if (auto seed = cfg.seed()) default_generator().manual_seed(static_cast<uint64_t>(*seed));
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));

@@ -23,7 +23,10 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  plugins [--verbose]   list plugins, their status and why a plugin is unavailable\n"
-    "  run CONFIG.yaml       validate a pipeline config, select backends and run it\n"
+    "  doctor                what this machine offers (CPU extensions, threads, plugins, devices,\n"
+    "                        datasets) and what to install for what is missing\n"
+    "  run CONFIG.yaml [KEY=VALUE ...]  validate a pipeline config, select backends and run it\n"
+    "                        ('ingot run --help': its options)\n"
     "                        (--profile[=DIR]: per-op time table and Chrome trace)\n"
     "                        (--memory-report: peak memory per stage, largest tensors at the peak)\n"
     "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
@@ -79,11 +82,16 @@ int run_main(int argc, char** argv) {
     std::cout << fmt::format("ingot {} (plugin ABI {}.{})\n", INGOT_VERSION, INGOT_ABI_MAJOR, INGOT_ABI_MINOR);
     return 0;
   }
-  if (vm.count("help")) {
+  if (vm.count("help") && command_at(argc, argv, "run") == 0) {
     std::cout << kUsage;
     return 0;
   }
   if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
+  // `ingot run --help` is run's own help, not the global one.
+  if (const int run_at = command_at(argc, argv, "run"); run_at > 0)
+    for (int i = run_at + 1; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h")
+        return ingot::cli::cmd_run({"--help"});
   if (!vm.count("command")) throw ingot::ConfigError("no command given; 'ingot --help' lists the commands");
   // Everything after the command (its own options included) goes to the command.
   const std::string command = vm["command"].as<std::string>();
@@ -92,6 +100,7 @@ int run_main(int argc, char** argv) {
   if (command == "plugins") return ingot::cli::cmd_plugins(rest);
   if (command == "run") return ingot::cli::cmd_run(rest);
   if (command == "bench") return ingot::cli::cmd_bench(rest);
+  if (command == "doctor") return ingot::cli::cmd_doctor(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

@@ -121,3 +121,18 @@ TEST_CASE("overrides: dotted keys with YAML values, checked against the schema")
   REQUIRE_THROWS_WITH(config::apply_overrides(root, {"data..x=1"}, train::pipeline_schema()),
                       Catch::Contains("empty key"));
 }
+
+TEST_CASE("overrides: list elements by index, replaced, appended or refused") {
+  YAML::Node root = YAML::Load(
+      "name: x\nmodel:\n  layers:\n    - {type: linear, in: 4, out: 8}\n    - {type: relu}\n  sizes: [4, 2]\n");
+  config::apply_overrides(root, {"model.layers.0.out=64", "model.sizes.1=3", "model.sizes.2=5"},
+                          train::pipeline_schema());
+  CHECK(root["model"]["layers"][0]["out"].as<int>() == 64);
+  CHECK(root["model"]["layers"][0]["in"].as<int>() == 4);
+  CHECK(root["model"]["layers"].IsSequence());
+  CHECK(root["model"]["sizes"].as<std::vector<int>>() == std::vector<int>{4, 3, 5});
+  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"model.layers.7.out=1"}, train::pipeline_schema()),
+                      Catch::Contains("'model.layers' is a list of 2 element(s): '7' is not an index in it (0 .. 1)"));
+  REQUIRE_THROWS_WITH(config::apply_overrides(root, {"model.layers.x.out=1"}, train::pipeline_schema()),
+                      Catch::Contains("'x' is not an index"));
+}

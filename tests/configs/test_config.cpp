@@ -53,7 +53,7 @@ TEST_CASE("unknown keys name the line and the closest valid key", "[config]") {
         bad("nested_unknown_key.yaml") + ":4: unknown key 'matmul_sise' in smoke; did you mean 'matmul_size'?");
   // Nothing close: list the valid keys instead of guessing.
   CHECK(parse_error("name: x\nzzzzzzzz: 1\n") ==
-        "c.yaml:2: unknown key 'zzzzzzzz' at top level; valid keys: name, backend, seed, threads, smoke, data, model, train, report, parallel, init_from, stages");
+        "c.yaml:2: unknown key 'zzzzzzzz' at top level; valid keys: name, backend, seed, threads, smoke, data, model, train, report, parallel, logging, init_from, stages");
   CHECK(parse_error("name: x\nsmoke:\n  conv:\n    kernal: 3\n") ==
         "c.yaml:4: unknown key 'kernal' in smoke.conv; did you mean 'kernel'?");
 }

@@ -34,11 +34,24 @@ void check_key(const std::vector<std::string>& parts, const std::string& assignm
     }
     path += (path.empty() ? "" : ".") + parts[i];
     const bool last = i + 1 == parts.size();
-    if (!last && f->type != FieldType::Section && f->type != FieldType::Any)
+    // (a list's elements are reached by index, model.layers.0.out: checked with the whole tree)
+    if (!last && f->type != FieldType::Section && f->type != FieldType::Any && f->type != FieldType::List)
       throw ConfigError(
           fmt::format("--set {}: '{}' is {}, not a section", assignment, path, field_type_phrase(f->type)));
     schema = f->type == FieldType::Section ? f->section.get() : nullptr;
   }
+}
+
+/// The index `part` names in a list of `size` elements (size itself appends, when `append`).
+size_t list_index(const std::string& part, size_t size, bool append, const std::string& assignment,
+                  const std::string& path) {
+  size_t index = 0;
+  const bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos && part.size() < 10;
+  if (digits) index = static_cast<size_t>(std::stoul(part));
+  if (!digits || index > size || (index == size && !append))
+    throw ConfigError(fmt::format("--set {}: '{}' is a list of {} element(s): '{}' is not an index in it (0 .. {})",
+                                  assignment, path, size, part, size == 0 ? 0 : size - 1));
+  return index;
 }
 
 }  // namespace
@@ -63,17 +76,27 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& assignment
     cur.reset(root);
     std::string path;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      if (cur.IsSequence()) {  // an element of a list, by index
+        const size_t k = list_index(parts[i], cur.size(), false, a, path);
+        path += "." + parts[i];
+        YAML::Node next = cur[k];
+        cur.reset(next);
+        continue;
+      }
       path += (path.empty() ? "" : ".") + parts[i];
       YAML::Node next = cur[parts[i]];
       if (!next.IsDefined() || next.IsNull()) {
         cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
         next.reset(cur[parts[i]]);
-      } else if (!next.IsMap()) {
+      } else if (!next.IsMap() && !next.IsSequence()) {
         throw ConfigError(fmt::format("--set {}: '{}' is not a section in the config", a, path));
       }
       cur.reset(next);
     }
-    cur[parts.back()] = value;
+    if (cur.IsSequence())  // the last part indexes a list: replace an element, or append one
+      cur[list_index(parts.back(), cur.size(), true, a, path)] = value;
+    else
+      cur[parts.back()] = value;
   }
 }
 

@@ -1,8 +1,10 @@
 // The `data:` section: schema, parsing with defaults, resolved YAML, and the loader factory.
 #include "ingot/data/data_config.h"
 
+#include "ingot/data/csv_dataset.h"
 #include "ingot/data/dataset_registry.h"
 #include "ingot/data/fashion_mnist.h"
+#include "ingot/data/npy_dataset.h"
 
 namespace ingot::data {
 namespace {
@@ -127,7 +129,7 @@ YAML::Node data_config_yaml(const DataConfig& c) {
   n["prefetch"] = c.prefetch;
   n["shuffle"] = c.shuffle;
   n["drop_last"] = c.drop_last;
-  if (c.dataset == "fashion_mnist") {
+  if (c.dataset == "fashion_mnist" || c.dataset == "csv" || c.dataset == "npy") {
     const Normalize norm = resolved_normalize(c);
     n["normalize"]["mean"] = values_yaml(norm.mean);
     n["normalize"]["std"] = values_yaml(norm.std);
@@ -141,6 +143,8 @@ YAML::Node data_config_yaml(const DataConfig& c) {
     n["synthetic"]["height"] = c.synthetic.height;
     n["synthetic"]["width"] = c.synthetic.width;
     n["synthetic"]["classes"] = c.synthetic.classes;
+  } else if (c.section.IsDefined()) {
+    n[c.dataset] = YAML::Clone(c.section);  // the dataset type's own keys (files of csv, npy)
   }
   return n;
 }
@@ -170,6 +174,8 @@ void add_builtins(DatasetRegistry& r) {
            return DatasetSplits{synthetic_dataset(c.synthetic, seed, 0), synthetic_dataset(test_spec, seed, 1), {}};
          },
          "per-class patterns plus noise, made in memory (data.synthetic: size, test_size, shape, classes)"});
+  register_csv_dataset(r);
+  register_npy_dataset(r);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -57,6 +58,27 @@ Record& Record::put(const std::string& key, Value value) {
   return *this;
 }
 
+const Record::Value* Record::find(const std::string& key) const {
+  for (const auto& [k, v] : fields_)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+std::optional<double> Record::number(const std::string& key) const {
+  const Value* v = find(key);
+  if (v == nullptr) return std::nullopt;
+  if (const auto* d = std::get_if<double>(v)) return *d;
+  if (const auto* i = std::get_if<int64_t>(v)) return static_cast<double>(*i);
+  if (const auto* b = std::get_if<bool>(v)) return *b ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+std::string Record::event() const {
+  const Value* v = find("event");
+  const auto* s = v != nullptr ? std::get_if<std::string>(v) : nullptr;
+  return s != nullptr ? *s : std::string();
+}
+
 std::string Record::to_json() const {
   Json j = Json::object();
   for (const auto& [k, v] : fields_) j[k] = to_json_value(v);
@@ -67,6 +89,12 @@ Record train_step_record(int64_t epoch, int64_t step, double loss, double lr, do
   Record r("train_step", epoch, step);
   r.set("loss", loss).set("lr", lr).set("images_per_s", images_per_s).set("time_s", time_s);
   return r;
+}
+
+double unix_time_now() {
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+  return static_cast<double>(ms.count()) / 1000.0;
 }
 
 MetricsLog::MetricsLog(std::filesystem::path path, bool append) : path_(std::move(path)) { open(append); }
@@ -83,22 +111,18 @@ void MetricsLog::open(bool append) {
 
 void MetricsLog::log(const Record& record) {
   if (fd_ < 0) return;  // a log that keeps nothing
-  const auto& first = record.fields();
-  const std::string* event =
-      !first.empty() && first.front().first == "event" ? std::get_if<std::string>(&first.front().second) : nullptr;
-  const bool is_step = event != nullptr && *event == "train_step";
-  std::string line;
-  if (memory_ != nullptr && event != nullptr && (is_step || *event == "epoch")) {
+  const std::string event = record.event();
+  const bool is_step = event == "train_step";
+  Record with = record;
+  if (memory_ != nullptr && (is_step || event == "epoch")) {
     memory_->sample();
     const MemoryStats m = memory_->stats();
-    Record with = record;
     with.set("mem_allocated_mb", to_mib(m.allocated))
         .set("mem_reserved_mb", to_mib(m.reserved))
         .set("mem_peak_mb", to_mib(m.peak_allocated));
-    line = with.to_json() + "\n";
-  } else {
-    line = record.to_json() + "\n";
   }
+  if (with.find("time") == nullptr) with.set("time", unix_time_now());
+  const std::string line = with.to_json() + "\n";
   size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
@@ -107,6 +131,14 @@ void MetricsLog::log(const Record& record) {
     written += static_cast<size_t>(n);
   }
   if (!is_step) sync();
+  for (const auto& sink : sinks_) {
+    sink->write(with);
+    if (!is_step) sink->flush();
+  }
+}
+
+void MetricsLog::add_sink(std::unique_ptr<MetricsSink> sink) {
+  if (fd_ >= 0 && sink != nullptr) sinks_.push_back(std::move(sink));
 }
 
 void MetricsLog::sync() {

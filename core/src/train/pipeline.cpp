@@ -26,9 +26,12 @@
 #include "ingot/runtime/threads.h"
 #include "ingot/train/callback_registry.h"
 #include "ingot/train/checkpoint.h"
+#include "ingot/train/console_log.h"
 #include "ingot/train/data_parallel.h"
 #include "ingot/train/distributed_run.h"
+#include "ingot/train/init_from.h"
 #include "ingot/train/interrupt.h"
+#include "ingot/train/logging_config.h"
 #include "ingot/train/memory_estimate.h"
 #include "ingot/train/memory_report.h"
 #include "ingot/train/out_of_memory.h"
@@ -53,7 +56,8 @@ constexpr const char* kRuntimeKeys[][2] = {{"threads", ""},
                                            {"train", "on_nonfinite"},
                                            {"train", "max_skipped"},
                                            {"train", "detect_anomaly"},
-                                           {"train", "memory_check"}};
+                                           {"train", "memory_check"},
+                                           {"logging", ""}};
 
 /// `node` as config.resolved.yaml holds it, without the `resolved:` block and the runtime keys.
 std::vector<std::string> config_lines(YAML::Node node) {
@@ -91,10 +95,44 @@ std::vector<std::string> changed_runtime_keys(const YAML::Node& a, const YAML::N
   return out;
 }
 
+/// A resume may train longer: train.epochs / train.steps may grow (never shrink). The schedule is
+/// then recomputed for the new length, so the trees are compared with those two keys left out and
+/// with the schedule as written in the config (resolved.scheduler_as_written) instead of its
+/// resolved form, whose lengths follow the total. Says what changed.
+bool extend_training(YAML::Node was, YAML::Node is, const RunDir& run, std::ostream& out) {
+  const YAML::Node wt = was["train"], it = is["train"];
+  if (!wt || !it || !wt.IsMap() || !it.IsMap()) return false;
+  std::vector<std::string> grown;
+  for (const char* key : {"epochs", "steps"}) {
+    const int64_t before = wt[key] ? wt[key].as<int64_t>() : 0, after = it[key] ? it[key].as<int64_t>() : 0;
+    if (before == after) continue;
+    if (after < before || (before == 0) != (after == 0))
+      throw InputError(fmt::format("{}: train.{} was {} and is now {}: a resume may only extend training (a larger "
+                                   "train.epochs or train.steps); start over with --force to train less",
+                                   run.path().string(), key, before, after));
+    grown.push_back(fmt::format("train.{} {} -> {}", key, before, after));
+  }
+  if (grown.empty()) return false;
+  const YAML::Node written_was = was["resolved"] ? was["resolved"]["scheduler_as_written"] : YAML::Node();
+  if (!written_was) return false;  // a run from before this was recorded: compared as it is
+  for (YAML::Node tree : {was, is}) {
+    YAML::Node train = tree["train"];
+    train.remove("epochs");
+    train.remove("steps");
+    train.remove("scheduler");
+    const YAML::Node written = tree["resolved"]["scheduler_as_written"];
+    if (written && !written.IsNull()) train["scheduler"] = YAML::Clone(written);
+  }
+  out << fmt::format("note: resuming with {}: the learning-rate schedule is recomputed for the new length\n",
+                     fmt::join(grown, ", "));
+  return true;
+}
+
 /// A resume must use the config the run started with: refuses any change to what the run
-/// computes, warns about a thread count or device that differs (results then differ from an
-/// uninterrupted run) and says which runtime keys changed.
-void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream& out) {
+/// computes (but a longer training, extend_training), warns about a thread count or device that
+/// differs (results then differ from an uninterrupted run) and says which runtime keys changed.
+/// True when the resume extends training (the run's config is then rewritten).
+bool check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream& out) {
   YAML::Node before;
   try {
     before = YAML::LoadFile(run.config_path().string());
@@ -102,7 +140,9 @@ void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream&
     throw InputError(fmt::format("{}: cannot read the run's config ({}): start over with --force",
                                  run.config_path().string(), e.what()));
   }
-  const std::vector<std::string> a = config_lines(YAML::Clone(before)), b = config_lines(YAML::Clone(now));
+  YAML::Node was_tree = YAML::Clone(before), is_tree = YAML::Clone(now);
+  const bool extended = extend_training(was_tree, is_tree, run, out);
+  const std::vector<std::string> a = config_lines(was_tree), b = config_lines(is_tree);
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     const std::string x = i < a.size() ? a[i] : "", y = i < b.size() ? b[i] : "";
     if (x != y)
@@ -115,12 +155,15 @@ void check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream&
     out << fmt::format("note: resuming with changed {} (they change how the run goes, not what it computes)\n",
                        fmt::join(keys, ", "));
   YAML::Emitter was, is;
-  was << before["resolved"];
-  is << now["resolved"];
+  for (const char* key : {"threads", "device", "backends", "fallback", "world_size"}) {
+    was << before["resolved"][key];
+    is << now["resolved"][key];
+  }
   if (std::string(was.c_str()) != std::string(is.c_str()))
     out << fmt::format(
         "warning: resuming with different threads or backends than the run started with; losses "
         "will not match an uninterrupted run bit for bit\n");
+  return extended;
 }
 
 /// A run resumes with the world size it started with: each rank's shard and the batches of a
@@ -154,7 +197,9 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->data = data::parse_data_config(cfg.node("data"), file);
   s->train = parse_train_config(cfg.node("train"), file);
   s->report = parse_report_config(cfg.node("report"), file);
-  s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen);
+  std::string init_report;
+  s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen, &init_report);
+  if (!init_report.empty()) out << init_report << "\n";
   if (s->train.amp.enabled) {
     if (const std::string why = amp::autocast_unsupported_reason(device, s->train.amp.dtype); !why.empty())
       throw ConfigError(fmt::format("{}: {}", cfg.where("train.amp.dtype"), why));
@@ -283,9 +328,14 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   if (!backends.note.empty()) resolved["resolved"]["fallback"] = backends.note;
   resolved["resolved"]["total_steps"] = s.plan.total_steps;
   resolved["resolved"]["world_size"] = s.world_size();
+  // The schedule as the config wrote it (its resolved form follows the run's length), so a resume
+  // that extends training can compare the rest (extend_training).
+  const YAML::Node train_node = cfg.node("train");
+  resolved["resolved"]["scheduler_as_written"] =
+      train_node && train_node["scheduler"] ? YAML::Clone(train_node["scheduler"]) : YAML::Node(YAML::NodeType::Null);
   if (options.resume) {
     check_resume_world_size(*s.run, s.world_size());
-    check_resume_config(*s.run, resolved, s.out);
+    if (check_resume_config(*s.run, resolved, s.out)) s.run->write_config(resolved);
   } else {
     s.run->write_config(resolved);
   }
@@ -396,14 +446,22 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
 /// summary.
 int run_joined(const config::Config& cfg, const config::BackendSelection& backends, const RunOptions& options,
                std::ostream& out, const parallel::ParallelConfig& parallel, Device device,
-               parallel::ProcessGroup* group, std::chrono::steady_clock::time_point t_start) {
+               parallel::ProcessGroup* group, std::chrono::steady_clock::time_point t_start, ConsoleTee& tee) {
   // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
   auto watch = std::make_unique<MemoryWatch>(device, options.memory_report);
   const std::unique_ptr<PipelineState> state = build(cfg, device, out, parallel, group);
   PipelineState& s = *state;
   s.memory_watch = std::move(watch);
   reset_op_counts();
+  const LoggingConfig logging = parse_logging_config(cfg.node("logging"), cfg.file());
   open_run(s, backends, options);
+  if (s.writes_files()) {  // console.log (from the output kept so far), metrics.csv, TensorBoard
+    tee.attach(s.run->path() / "console.log", options.resume);
+    attach_run_logs(*s.metrics, logging, s.run->path(),
+                    options.resume ? std::optional<int64_t>(s.position.step) : std::nullopt);
+  } else {
+    tee.discard();
+  }
   print_header(s);
   s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
   s.progress->watch_memory(s.memory_watch.get());
@@ -436,20 +494,21 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
 
 }  // namespace
 
-void load_init_from(const config::Config& cfg, nn::Module& model) {
-  if (!cfg.has("init_from")) return;
-  const std::string path = cfg.get_string("init_from", "");
-  io::SafetensorsFile weights = io::load_safetensors(path);
+std::string load_init_from(const config::Config& cfg, nn::Module& model) {
+  if (!cfg.has("init_from")) return "";
+  const InitFrom spec = parse_init_from(cfg.node("init_from"), cfg.file());
   try {
-    model.load_state_dict(weights.tensors, /*strict=*/true);
+    return load_init_from(spec, model).line(spec.path);
   } catch (const Error& e) {
-    throw InputError(fmt::format("{}: init_from {}: {}", cfg.where("init_from"), path, e.what()));
+    throw InputError(fmt::format("{}: {}", cfg.where("init_from"), e.what()));
   }
 }
 
-nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator& init_gen, Generator& dropout_gen) {
+nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator& init_gen, Generator& dropout_gen,
+                             std::string* init_report) {
   const nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init_gen, &dropout_gen);
-  load_init_from(cfg, *model);
+  const std::string report = load_init_from(cfg, *model);
+  if (init_report != nullptr) *init_report = report;
   model->to(device);  // before any optimizer, whose state follows its parameters
   return model;
 }
@@ -461,11 +520,13 @@ bool is_pipeline(const config::Config& config) {
 int run_pipeline(const config::Config& cfg, const config::BackendSelection& backends, const RunOptions& options,
                  std::ostream& out) {
   const auto t_start = std::chrono::steady_clock::now();
+  ConsoleTee tee(out);  // runs/<name>/console.log, once the run folder is open
   const parallel::ParallelConfig parallel = parallel::parse_parallel_config(cfg.node("parallel"), cfg.file());
   Device device = backends.device;
   const std::unique_ptr<parallel::ProcessGroup> group = join_distributed_run(cfg, parallel, device, out);
-  return run_as_rank(group.get(),
-                     [&] { return run_joined(cfg, backends, options, out, parallel, device, group.get(), t_start); });
+  return run_as_rank(group.get(), [&] {
+    return run_joined(cfg, backends, options, out, parallel, device, group.get(), t_start, tee);
+  });
 }
 
 }  // namespace ingot::train

@@ -5,6 +5,7 @@
 #include "ingot/data/data_config.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/parallel/parallel_config.h"
+#include "ingot/train/logging_config.h"
 #include "ingot/train/stage_report.h"
 #include "ingot/train/train_config.h"
 
@@ -43,7 +44,8 @@ Schema pipeline_schema() {
       .section("train", train::train_schema())
       .section("report", train::report_schema())  // the per-stage table (compression.md)
       .section("parallel", parallel::parallel_schema())  // several processes: ddp or pipeline
-      .string("init_from");  // safetensors weights (e.g. exported from PyTorch) loaded before training
+      .section("logging", train::logging_schema())       // metrics.csv, TensorBoard event files
+      .any("init_from");  // weights loaded before training: a safetensors path or {path, strict, ...}
   Field stages;
   stages.key = "stages";
   stages.type = FieldType::List;

@@ -1,9 +1,12 @@
 // MetricsLog: runs/<name>/metrics.jsonl, one JSON object per line, appended and flushed line by
 // line so a killed run keeps what it logged; truncate_after(step) drops what a resume redoes.
+// Attached sinks (metrics.csv, TensorBoard events) hear every record the file gets.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -46,6 +49,13 @@ class Record {
   }
 
   const std::vector<std::pair<std::string, Value>>& fields() const { return fields_; }
+  /// The value of `key`, or nullptr when the record has none.
+  const Value* find(const std::string& key) const;
+  /// The value of `key` as a number (an integer, a double or a bool); nullopt when absent or not
+  /// a number.
+  std::optional<double> number(const std::string& key) const;
+  /// The "event" field; empty when absent.
+  std::string event() const;
   /// One line of JSON, no trailing newline. Throws Error when a RawJson field does not parse.
   std::string to_json() const;
 
@@ -56,6 +66,20 @@ class Record {
 
 /// {"event":"train_step","epoch":e,"step":s,"loss":..,"lr":..,"images_per_s":..,"time_s":..}
 Record train_step_record(int64_t epoch, int64_t step, double loss, double lr, double images_per_s, double time_s);
+
+/// Something else that records the run's metrics (metrics.csv, a TensorBoard event file): a
+/// MetricsLog forwards each record it writes, as written (with "time" and the memory fields).
+class MetricsSink {
+ public:
+  virtual ~MetricsSink() = default;
+  /// One record; a sink keeps the events it knows and ignores the others.
+  virtual void write(const Record& record) = 0;
+  /// Pushes what was written to the file (called after every record but train_step).
+  virtual void flush() = 0;
+};
+
+/// Wall-clock seconds since the Unix epoch, rounded down to the millisecond.
+double unix_time_now();
 
 class MetricsLog {
  public:
@@ -69,11 +93,14 @@ class MetricsLog {
   MetricsLog& operator=(const MetricsLog&) = delete;
 
   /// Appends one line with a single write(2), so a kill leaves at most one torn last line.
+  /// A record without a "time" field gets one (unix_time_now(), after the record's own fields).
   /// Events other than "train_step" (epoch ends, evals, summaries: rare and worth keeping) are
   /// also fsync'ed; call sync() to force it for any line. When watching memory, "train_step" and
   /// "epoch" records get mem_allocated_mb, mem_reserved_mb and mem_peak_mb (MiB) of the model's
   /// device; an epoch's peak is its own (the progress bar restarts it when the epoch starts).
   void log(const Record& record);
+  /// Forwards every later record to `sink` too. Ignored by a log that keeps nothing.
+  void add_sink(std::unique_ptr<MetricsSink> sink);
   /// The memory the records report; nullptr (the default): none.
   void watch_memory(MemoryWatch* watch) { memory_ = watch; }
   /// fsync(2) the file.
@@ -90,6 +117,7 @@ class MetricsLog {
   std::filesystem::path path_;
   int fd_ = -1;
   MemoryWatch* memory_ = nullptr;
+  std::vector<std::unique_ptr<MetricsSink>> sinks_;
 };
 
 }  // namespace ingot::train

@@ -29,13 +29,16 @@ struct RunOptions {
 int run_pipeline(const config::Config& config, const config::BackendSelection& backends, const RunOptions& options,
                  std::ostream& out);
 
-/// Loads the config's `init_from:` safetensors file (if any) into `model`, strictly; a state-dict
+/// Loads the config's `init_from:` (a safetensors path, strict; or {path, strict, prefix_map,
+/// ignore}: train/init_from.h) into `model`; returns what was loaded ("" without init_from). A
 /// mismatch is an InputError naming the config line and the file.
-void load_init_from(const config::Config& config, nn::Module& model);
+std::string load_init_from(const config::Config& config, nn::Module& model);
 
 /// The config's model: built (weights from `init_gen`, dropout masks from `dropout_gen`), its
-/// `init_from:` weights loaded, moved to `device`. What `ingot run` and `ingot bench` share.
-nn::ModulePtr build_model_on(const config::Config& config, Device device, Generator& init_gen, Generator& dropout_gen);
+/// `init_from:` weights loaded (what was loaded in `init_report`, if given), moved to `device`.
+/// What `ingot run` and `ingot bench` share.
+nn::ModulePtr build_model_on(const config::Config& config, Device device, Generator& init_gen, Generator& dropout_gen,
+                             std::string* init_report = nullptr);
 
 /// True when the config asks for a pipeline (data, model, train or stages) rather than only the
 /// smoke check of the backends.

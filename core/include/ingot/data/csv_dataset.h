@@ -1,0 +1,33 @@
+// The `csv` dataset: a train and a test table of numeric feature columns and one label column.
+// Each row is one sample of shape [F, 1, 1] (F features as channels, so data.normalize can give
+// one mean and std per feature); labels are class numbers 0..K-1 or class names.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingot/data/dataset_registry.h"
+
+namespace ingot::data {
+
+/// How to read the tables (`data.csv:` keys other than the file names).
+struct CsvOptions {
+  std::string label;   ///< column name, or 0-based index (negative counts from the end); "" = last
+  bool header = true;  ///< the first line names the columns
+  char delimiter = ',';
+};
+
+/// Reads `train` and `test` (paths as given, relative to the working directory). Labels that are
+/// all integers (in both files) are class numbers, K = the largest + 1, with no class names;
+/// otherwise every label is a class name, classes numbered in sorted name order. Throws
+/// InputError with one line naming the file, row (line of the file, 1-based) and column for a
+/// value that is not a finite number, a row with the wrong number of columns, a negative class
+/// number; ConfigError for a label column that is not there.
+DatasetSplits csv_datasets(const std::string& train, const std::string& test, const CsvOptions& options,
+                           const Normalize& normalize);
+
+/// Registers type `csv` (keys train, test, label, header, delimiter).
+void register_csv_dataset(DatasetRegistry& registry);
+
+}  // namespace ingot::data

@@ -1,0 +1,216 @@
+// The `csv` dataset: split lines into fields (double quotes allowed), numeric features per row,
+// labels as class numbers or class names, then one InMemoryDataset per file.
+#include "ingot/data/csv_dataset.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "float_samples.h"
+#include "ingot/base/error.h"
+#include "ingot/data/data_config.h"
+
+namespace ingot::data {
+namespace {
+
+/// One file read as text: column names, then per data row its line number and fields.
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> columns;
+  std::vector<int64_t> lines;
+  std::vector<std::vector<std::string>> rows;
+};
+
+[[noreturn]] void fail(const std::string& what) { throw InputError("data.csv: " + what); }
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+/// Fields of one line; a field in double quotes may hold the delimiter, and "" is a quote.
+std::vector<std::string> split(const std::string& line, char delimiter) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        out.back() += ch;
+      }
+    } else if (ch == '"' && trim(out.back()).empty()) {
+      out.back().clear();
+      quoted = true;
+    } else if (ch == delimiter) {
+      out.emplace_back();
+    } else {
+      out.back() += ch;
+    }
+  }
+  for (auto& f : out) f = trim(f);
+  return out;
+}
+
+CsvTable read_table(const std::string& path, const CsvOptions& o) {
+  std::ifstream in(path);
+  if (!in)
+    fail(
+        fmt::format("{}: cannot open the file; check data.csv.train / test (relative paths start at the working "
+                    "directory)",
+                    path));
+  CsvTable t;
+  t.path = path;
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (trim(line).empty()) continue;
+    std::vector<std::string> fields = split(line, o.delimiter);
+    if (t.columns.empty()) {
+      if (o.header) {
+        t.columns = std::move(fields);
+        continue;
+      }
+      for (size_t i = 0; i < fields.size(); ++i) t.columns.push_back(std::to_string(i));
+    }
+    if (fields.size() != t.columns.size())
+      fail(fmt::format("{} row {}: {} columns, expected {} (delimiter '{}')", path, number, fields.size(),
+                       t.columns.size(), o.delimiter));
+    t.lines.push_back(number);
+    t.rows.push_back(std::move(fields));
+  }
+  if (t.rows.empty()) fail(fmt::format("{}: no data rows", path));
+  if (t.columns.size() < 2)
+    fail(fmt::format("{}: one column only; a feature column and a label column are needed", path));
+  return t;
+}
+
+size_t label_column(const CsvTable& t, const std::string& label) {
+  if (label.empty()) return t.columns.size() - 1;
+  if (const auto it = std::find(t.columns.begin(), t.columns.end(), label); it != t.columns.end())
+    return static_cast<size_t>(it - t.columns.begin());
+  int64_t index = 0;
+  const auto [end, ec] = std::from_chars(label.data(), label.data() + label.size(), index);
+  const int64_t n = static_cast<int64_t>(t.columns.size());
+  if (ec == std::errc() && end == label.data() + label.size() && index >= -n && index < n)
+    return static_cast<size_t>(index < 0 ? index + n : index);
+  throw ConfigError(fmt::format("data.csv.label: no column '{}' in {}; its columns are {} (or give a 0-based index)",
+                                label, t.path, fmt::join(t.columns, ", ")));
+}
+
+bool parse_int(const std::string& s, int64_t& v) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
+
+/// Features [rows, F] in column order, the label column left out.
+std::vector<float> features_of(const CsvTable& t, size_t label) {
+  std::vector<float> out;
+  out.reserve(t.rows.size() * (t.columns.size() - 1));
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (c == label) continue;
+      const std::string& s = t.rows[r][c];
+      const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
+      float v = 0.0f;
+      const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
+      if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+        fail(fmt::format("{} row {}, column {}: '{}' is not {}", t.path, t.lines[r], t.columns[c], s,
+                         ec == std::errc() && end == s.data() + s.size() ? "a finite number" : "a number"));
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+DatasetSplits csv_datasets(const std::string& train, const std::string& test, const CsvOptions& options,
+                           const Normalize& normalize) {
+  const CsvTable tables[2] = {read_table(train, options), read_table(test, options)};
+  if (tables[1].columns.size() != tables[0].columns.size() ||
+      (options.header && tables[1].columns != tables[0].columns))
+    fail(fmt::format("{} has columns {} but {} has {}; the files must have the same columns", test,
+                     fmt::join(tables[1].columns, ", "), train, fmt::join(tables[0].columns, ", ")));
+  const size_t label = label_column(tables[0], options.label);
+  bool numbered = true;
+  std::map<std::string, int64_t> names;
+  for (const CsvTable& t : tables) {
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      const std::string& s = t.rows[r][label];
+      if (s.empty())
+        fail(fmt::format("{} row {}, column {}: the label is empty", t.path, t.lines[r], t.columns[label]));
+      int64_t v = 0;
+      numbered = numbered && parse_int(s, v);
+      names.emplace(s, 0);
+    }
+  }
+  DatasetSplits splits;
+  int64_t classes = 0;
+  if (!numbered) {
+    for (auto& [name, index] : names) {
+      index = classes++;
+      splits.class_names.push_back(name);
+    }
+  }
+  std::vector<int64_t> labels[2];
+  for (int i = 0; i < 2; ++i) {
+    const CsvTable& t = tables[i];
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      int64_t v = 0;
+      if (!numbered) {
+        v = names.at(t.rows[r][label]);
+      } else if (parse_int(t.rows[r][label], v) && v < 0) {
+        fail(fmt::format("{} row {}, column {}: class number {} is negative; use 0..K-1 or class names", t.path,
+                         t.lines[r], t.columns[label], v));
+      }
+      if (numbered) classes = std::max(classes, v + 1);
+      labels[i].push_back(v);
+    }
+  }
+  const int64_t features = static_cast<int64_t>(tables[0].columns.size()) - 1;
+  std::shared_ptr<const Dataset> sets[2];
+  for (int i = 0; i < 2; ++i) {
+    sets[i] = dataset_from_floats(features_of(tables[i], label), Shape{features, 1, 1}, labels[i], classes, normalize,
+                                  "data.csv: " + tables[i].path, "");
+  }
+  splits.train = sets[0];
+  splits.test = sets[1];
+  return splits;
+}
+
+void register_csv_dataset(DatasetRegistry& registry) {
+  config::Schema keys;
+  keys.string("train", true).string("test", true).any("label").boolean("header").string("delimiter");
+  registry.add(
+      {"csv", std::move(keys),
+       [](const YAML::Node& section, const std::string&, const DataConfig& c, uint64_t) {
+         if (!section || !section.IsMap() || !section["train"] || !section["test"])
+           throw ConfigError("data.csv: give the files, e.g. data: {dataset: csv, csv: {train: a.csv, test: b.csv}}");
+         CsvOptions o;
+         if (const YAML::Node label = section["label"]) {
+           if (!label.IsScalar()) throw ConfigError("data.csv.label: give a column name or a 0-based column index");
+           o.label = label.Scalar();
+         }
+         if (section["header"]) o.header = section["header"].as<bool>();
+         if (const YAML::Node d = section["delimiter"]) {
+           if (d.Scalar().size() != 1)
+             throw ConfigError(fmt::format("data.csv.delimiter: one character, got '{}'", d.Scalar()));
+           o.delimiter = d.Scalar()[0];
+         }
+         return csv_datasets(section["train"].Scalar(), section["test"].Scalar(), o, c.normalize);
+       },
+       "numeric columns of a train and a test CSV file and a label column (data.csv: train, test, label, header, "
+       "delimiter)"});
+}
+
+}  // namespace ingot::data

@@ -1,0 +1,153 @@
+// .npy reader: magic, version, the Python-literal header dict (descr, fortran_order, shape), data.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "ingot/base/error.h"
+#include "ingot/data/npy.h"
+
+namespace ingot::data {
+namespace {
+
+constexpr int64_t kMaxElements = int64_t{1} << 31;
+constexpr char kMagic[] = "\x93NUMPY";
+
+[[noreturn]] void fail(const std::string& source, const std::string& what) {
+  throw InputError(fmt::format("{}: {}", source, what));
+}
+
+/// The text after `'key':` in the header dict, leading spaces skipped ("" when absent).
+std::string value_of(const std::string& header, const std::string& key, const std::string& source) {
+  const size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) fail(source, fmt::format("not a .npy file: the header has no '{}'", key));
+  size_t p = header.find(':', at);
+  if (p == std::string::npos) fail(source, fmt::format("not a .npy file: bad header near '{}'", key));
+  ++p;
+  while (p < header.size() && header[p] == ' ') ++p;
+  return header.substr(p);
+}
+
+void parse_descr(const std::string& value, NpyArray& a, const std::string& source) {
+  if (value.empty() || (value[0] != '\'' && value[0] != '"'))
+    fail(source, "unsupported dtype (a structured array?); save a plain numeric array");
+  const size_t end = value.find(value[0], 1);
+  if (end == std::string::npos) fail(source, "not a .npy file: unterminated 'descr'");
+  const std::string descr = value.substr(1, end - 1);
+  const auto unsupported = [&] {
+    fail(source, fmt::format("unsupported dtype '{}'; use float32, float64, uint8 or a little-endian integer "
+                             "type (x.astype(...))",
+                             descr));
+  };
+  if (descr.size() < 3) unsupported();
+  const char order = descr[0], kind = descr[1];
+  int size = 0;
+  for (size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9' || size > 100) unsupported();
+    size = size * 10 + (descr[i] - '0');
+  }
+  const bool known = (kind == 'f' && (size == 4 || size == 8)) ||
+                     ((kind == 'i' || kind == 'u') && (size == 1 || size == 2 || size == 4 || size == 8)) ||
+                     (kind == 'b' && size == 1);
+  if (!known) unsupported();
+  if (order == '>' && size > 1)
+    fail(source, fmt::format("big-endian dtype '{}' is not supported; save it as '<{}{}' (x.astype('<{}{}'))", descr,
+                             kind, size, kind, size));
+  if (order != '<' && order != '|' && order != '=' && order != '>') unsupported();
+  a.kind = kind;
+  a.itemsize = size;
+}
+
+void parse_shape(const std::string& value, NpyArray& a, const std::string& source) {
+  if (value.empty() || value[0] != '(') fail(source, "not a .npy file: 'shape' is not a tuple");
+  const size_t end = value.find(')');
+  if (end == std::string::npos) fail(source, "not a .npy file: unterminated 'shape'");
+  int64_t elements = 1;
+  int64_t dim = -1;
+  for (size_t i = 1; i <= end; ++i) {
+    const char ch = value[i];
+    if (ch >= '0' && ch <= '9') {
+      dim = (dim < 0 ? 0 : dim) * 10 + (ch - '0');
+      if (dim > kMaxElements) fail(source, "shape has a dim over 2^31; the array is too large");
+    } else if (ch == ',' || ch == ')') {
+      if (dim >= 0) {
+        a.shape.push_back(dim);
+        elements *= dim;
+        if (elements > kMaxElements) fail(source, "the array has over 2^31 elements; it is too large");
+      }
+      dim = -1;
+    } else if (ch != ' ' && ch != 'L') {
+      fail(source, fmt::format("not a .npy file: bad 'shape' {}", value.substr(0, end + 1)));
+    }
+  }
+}
+
+}  // namespace
+
+int64_t NpyArray::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string NpyArray::dtype_name() const {
+  switch (kind) {
+    case 'f':
+      return fmt::format("float{}", itemsize * 8);
+    case 'i':
+      return fmt::format("int{}", itemsize * 8);
+    case 'u':
+      return fmt::format("uint{}", itemsize * 8);
+    default:
+      return "bool";
+  }
+}
+
+NpyArray parse_npy(const std::vector<uint8_t>& bytes, const std::string& source) {
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+    fail(source, "not a .npy file (no \\x93NUMPY magic); save the array with numpy.save");
+  const int major = bytes[6];
+  size_t header_len = 0, offset = 0;
+  if (major == 1) {
+    header_len = size_t{bytes[8]} | (size_t{bytes[9]} << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(source, "truncated .npy header");
+    header_len = size_t{bytes[8]} | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
+    offset = 12;
+  } else {
+    fail(source, fmt::format(".npy format version {} is not supported (1, 2 and 3 are)", major));
+  }
+  if (bytes.size() < offset + header_len)
+    fail(source,
+         fmt::format("truncated: the header needs {} bytes, the file has {}", offset + header_len, bytes.size()));
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + offset), header_len);
+  NpyArray a;
+  parse_descr(value_of(header, "descr", source), a, source);
+  const std::string fortran = value_of(header, "fortran_order", source);
+  if (fortran.rfind("True", 0) == 0)
+    fail(source, "fortran_order arrays are not supported; save numpy.ascontiguousarray(x)");
+  if (fortran.rfind("False", 0) != 0) fail(source, "not a .npy file: bad 'fortran_order'");
+  parse_shape(value_of(header, "shape", source), a, source);
+  const size_t expected = static_cast<size_t>(a.numel()) * static_cast<size_t>(a.itemsize);
+  const size_t got = bytes.size() - offset - header_len;
+  if (got < expected)
+    fail(source, fmt::format("truncated: shape ({}) of {} needs {} bytes of data, the file has {}",
+                             fmt::join(a.shape, ", "), a.dtype_name(), expected, got));
+  if (got > expected)
+    fail(source, fmt::format("{} bytes after the data of shape ({}); the file is damaged", got - expected,
+                             fmt::join(a.shape, ", ")));
+  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset + header_len), bytes.end());
+  return a;
+}
+
+NpyArray read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open the file; check the path (relative paths start at the working directory)");
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_npy(bytes, path);
+}
+
+}  // namespace ingot::data
