@@ -21,3 +21,6 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/IngotConfigVersion.cmake
   COMPATIBILITY ${compatibility})
 install(FILES ${PROJECT_BINARY_DIR}/IngotConfig.cmake ${PROJECT_BINARY_DIR}/IngotConfigVersion.cmake
   DESTINATION ${INGOT_INSTALL_CMAKEDIR})
+# Bash completion of the CLI, where bash-completion looks for it (<prefix>/share/...).
+install(FILES ${PROJECT_SOURCE_DIR}/scripts/completion/ingot.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ingot)
