@@ -10,6 +10,8 @@ namespace ingot::cli {
 int cmd_plugins(const std::vector<std::string>& args);
 /// `ingot doctor`
 int cmd_doctor(const std::vector<std::string>& args);
+/// `ingot predict RUN INPUT...`
+int cmd_predict(const std::vector<std::string>& args);
 /// `ingot run CONFIG.yaml`
 int cmd_run(const std::vector<std::string>& args);
 /// `ingot bench CONFIG.yaml [--json] [--profile[=DIR]] ...`

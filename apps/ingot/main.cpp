@@ -29,6 +29,8 @@ constexpr const char* kUsage =
     "                        ('ingot run --help': its options)\n"
     "                        (--profile[=DIR]: per-op time table and Chrome trace)\n"
     "                        (--memory-report: peak memory per stage, largest tensors at the peak)\n"
+    "  predict RUN INPUT...  class, probability and top k of a run's model on .npy / .npz / IDX samples\n"
+    "                        ([-o FILE.csv] [--top-k K] [--batch N] [--set KEY=VALUE])\n"
     "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
     "                        on in-memory data ([--json] [--profile[=DIR]] [--steps N] [--set KEY=VALUE] ...)\n"
     "  launch --nproc-per-node N run CONFIG.yaml\n"
@@ -101,6 +103,7 @@ int run_main(int argc, char** argv) {
   if (command == "run") return ingot::cli::cmd_run(rest);
   if (command == "bench") return ingot::cli::cmd_bench(rest);
   if (command == "doctor") return ingot::cli::cmd_doctor(rest);
+  if (command == "predict") return ingot::cli::cmd_predict(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

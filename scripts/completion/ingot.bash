@@ -6,7 +6,7 @@ _ingot() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD - 1]}"
-  local commands="plugins doctor run bench launch"
+  local commands="plugins doctor run predict bench launch"
   # The command: the first word that is not a global option (or --log's value).
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; ++i)); do
@@ -27,6 +27,13 @@ _ingot() {
   case "$cmd" in
     plugins) COMPREPLY=($(compgen -W "--verbose" -- "$cur")) ;;
     doctor) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
+    predict)
+      if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--top-k --output --batch --set --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
     launch)
       if [[ " ${COMP_WORDS[*]:0:COMP_CWORD} " == *" run "* ]]; then
         _ingot_run_args

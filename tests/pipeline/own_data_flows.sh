@@ -1,7 +1,8 @@
 #!/bin/bash
 # Bring-your-own-data end to end: a generated CSV of three well-separated species (four numeric
 # features, a name label in the last column) trains a small MLP to over 90% test accuracy, and
-# the class names from the file reach the run's records, the file names its resolved config.
+# the class names from the file reach the run's records, the file names its resolved config; `ingot
+# predict` on the test rows (.npy, .npz) agrees with their labels.
 # Usage: own_data_flows.sh INGOT_BINARY
 set -euo pipefail
 ingot=$1
@@ -33,3 +34,30 @@ grep -rqs "versicolor" "$work/runs/own_csv" || fail "the class names from the CS
 grep -q "train: $work/train.csv" "$work/runs/own_csv/config.resolved.yaml" ||
   fail "the resolved config does not name the CSV files: $(grep -A3 "csv:" "$work/runs/own_csv/config.resolved.yaml")"
 echo "own csv: accuracy $accuracy%: ok"
+
+# ingot predict: the trained run on the test rows as a .npy (and a .npz member x), written as CSV;
+# the predicted names agree with the CSV's labels; a sample of the wrong size is one error line.
+/usr/bin/python3 - "$work" <<'PY'
+import csv, sys, numpy as np
+rows = list(csv.reader(open(sys.argv[1] + "/test.csv")))[1:]
+np.save(sys.argv[1] + "/x.npy", np.array([[float(v) for v in r[:4]] for r in rows], dtype=np.float32))
+np.savez(sys.argv[1] + "/x.npz", x=np.array([[float(v) for v in r[:4]] for r in rows[:5]], dtype=np.float64))
+np.save(sys.argv[1] + "/bad.npy", np.zeros((2, 3), dtype=np.float32))
+open(sys.argv[1] + "/labels.txt", "w").write("\n".join(r[4] for r in rows) + "\n")
+PY
+"$ingot" predict "$work/runs/own_csv" "$work/x.npy" "$work/x.npz" -o "$work/pred.csv" --top-k 2 > "$work/pred.txt" 2>&1 \
+  || fail "predict: $(cat "$work/pred.txt")"
+[ "$(wc -l < "$work/pred.csv")" -eq 96 ] || fail "predict wrote $(wc -l < "$work/pred.csv") lines, expected 1 + 90 + 5"
+head -1 "$work/pred.csv" | grep -q "^input,index,class,name,probability,top_k$" || fail "header: $(head -1 "$work/pred.csv")"
+agree=$(grep "x.npy," "$work/pred.csv" | cut -d, -f4 | paste -d' ' - "$work/labels.txt" | awk '$1 == $2' | wc -l)
+[ "$agree" -gt 81 ] || fail "predict agrees with $agree of 90 labels"
+"$ingot" predict "$work/runs/own_csv" "$work/x.npy" > "$work/printed.txt" 2> /dev/null || fail "predict to the terminal"
+grep -qE "x.npy\[0\]  (setosa|versicolor|virginica)  [0-9.]+  \(" "$work/printed.txt" \
+  || fail "printed form: $(head -2 "$work/printed.txt")"
+set +e
+"$ingot" predict "$work/runs/own_csv" "$work/bad.npy" > "$work/bad.txt" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "bad.npy: samples of 3 values (\[3\]), but the model takes 4" "$work/bad.txt" \
+  || fail "wrong sample size: exit $code: $(cat "$work/bad.txt")"
+echo "predict: $agree of 90 agree with the labels: ok"

@@ -1,0 +1,198 @@
+// `ingot predict RUN INPUT... [--top-k K] [-o FILE.csv] [--batch N] [--set KEY=VALUE]`: the trained
+// model of a run folder (its config.resolved.yaml and model.safetensors, else its newest
+// checkpoint) on arrays of samples (.npy, .npz member x, IDX files), normalised as in training,
+// batched, on the config's backend; prints or writes class, probability and the top k.
+#include <boost/program_options.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli.h"
+#include "ingot/base/error.h"
+#include "ingot/base/grad_mode.h"
+#include "ingot/config/backend_select.h"
+#include "ingot/config/overrides.h"
+#include "ingot/data/data_config.h"
+#include "ingot/data/idx.h"
+#include "ingot/data/npy.h"
+#include "ingot/extension/extension_loader.h"
+#include "ingot/io/safetensors.h"
+#include "ingot/nn/model_builder.h"
+#include "ingot/ops/indexing.h"
+#include "ingot/ops/norm.h"
+#include "ingot/train/checkpoint.h"
+#include "ingot/train/pipeline_schema.h"
+#include "ingot/train/run_dir.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace ingot::cli {
+namespace {
+
+/// Samples of one input file as f32 [N, *shape] in [0, 1] for bytes, as stored for floats.
+Tensor read_samples(const std::string& path, const Shape& shape) {
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+  const auto take = [&](const data::NpyArray& a) {
+    dims = a.shape;
+    values.resize(static_cast<size_t>(a.numel()));
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const uint8_t* p = a.data.data() + i * a.itemsize;
+      float v = 0;
+      if (a.kind == 'f' && a.itemsize == 4) v = *reinterpret_cast<const float*>(p);
+      else if (a.kind == 'f' && a.itemsize == 8) v = static_cast<float>(*reinterpret_cast<const double*>(p));
+      else if (a.kind == 'u' && a.itemsize == 1) v = static_cast<float>(*p) / 255.0f;
+      else
+        throw InputError(fmt::format("{}: samples of dtype {}: predict reads float32, float64 or uint8", path,
+                                     a.dtype_name()));
+      values[static_cast<size_t>(i)] = v;
+    }
+  };
+  if (path.ends_with(".npy")) {
+    take(data::read_npy(path));
+  } else if (path.ends_with(".npz")) {
+    take(data::read_npz(path, "x"));
+  } else {  // IDX (images as bytes), gzipped or not
+    const data::IdxArray a = data::read_idx(path);
+    dims = a.dims;
+    values.resize(a.data.size());
+    std::transform(a.data.begin(), a.data.end(), values.begin(), [](uint8_t b) { return b / 255.0f; });
+  }
+  INGOT_CHECK_AS(!dims.empty() && dims[0] > 0, InputError, "{}: no samples", path);
+  const int64_t n = dims[0], per = static_cast<int64_t>(values.size()) / n;
+  INGOT_CHECK_AS(per == shape.numel(), InputError,
+                 "{}: samples of {} values ({}), but the model takes {} ({}): give arrays of shape [N, ...] whose "
+                 "samples hold that many values",
+                 path, per, Shape(std::vector<int64_t>(dims.begin() + 1, dims.end())).str(), shape.numel(),
+                 shape.str());
+  Shape full{n};
+  for (int64_t d : shape) full.push_back(d);
+  return Tensor::from_vector(values, full);
+}
+
+/// Per-channel (x - mean) / std from the run's resolved `data.normalize`, when it has one.
+void normalise(Tensor& x, const YAML::Node& data) {
+  const YAML::Node norm = data ? data["normalize"] : YAML::Node();
+  if (!norm) return;
+  const auto list = [](const YAML::Node& n) {
+    return n.IsSequence() ? n.as<std::vector<float>>() : std::vector<float>{n.as<float>()};
+  };
+  const std::vector<float> mean = list(norm["mean"]), std = list(norm["std"]);
+  std::vector<float> v = x.to_vector<float>();
+  const int64_t channels = x.size(1), per_channel = x.numel() / x.size(0) / channels;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / per_channel) % channels);
+    v[i] = (v[i] - mean[mean.size() == 1 ? 0 : c]) / std[std.size() == 1 ? 0 : c];
+  }
+  x = Tensor::from_vector(v, x.shape());
+}
+
+}  // namespace
+
+int cmd_predict(const std::vector<std::string>& args) {
+  po::options_description opts("ingot predict");
+  opts.add_options()("top-k,k", po::value<int64_t>()->default_value(3), "how many classes to list per sample")(
+      "output,o", po::value<std::string>(), "write a CSV (input, index, class, name, probability, top_k) here")(
+      "batch", po::value<int64_t>()->default_value(256), "samples per forward pass")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a key of the run's config (backend=cpu)")(
+      "help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("run", po::value<std::string>())("inputs", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("run", 1).add("inputs", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  constexpr const char* kUsage = "usage: ingot predict RUN_FOLDER INPUT... [--top-k K] [-o FILE.csv] [--batch N] "
+                                 "[--set KEY=VALUE]... (INPUT: .npy, .npz with member x, or IDX files)";
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n\n" << opts;
+    return 0;
+  }
+  if (!vm.count("run") || !vm.count("inputs")) throw ConfigError(kUsage);
+  const fs::path run = vm["run"].as<std::string>();
+  const int64_t top_k = vm["top-k"].as<int64_t>(), batch = vm["batch"].as<int64_t>();
+  INGOT_CHECK_AS(top_k >= 1 && batch >= 1, ConfigError, "--top-k and --batch must be at least 1");
+
+  // The run's config, as it trained.
+  const fs::path config_file = run / "config.resolved.yaml";
+  INGOT_CHECK_AS(fs::exists(config_file), InputError,
+                 "{}: no config.resolved.yaml: give the folder of a run (runs/<name>)", run.string());
+  ExtensionLoader::instance().load_all();
+  YAML::Node root = YAML::LoadFile(config_file.string());
+  root.remove("resolved");
+  if (vm.count("set")) config::apply_overrides(root, vm["set"].as<std::vector<std::string>>(), train::pipeline_schema());
+  const config::Config cfg = config::Config::from_yaml(root, config_file.string(), train::pipeline_schema());
+  const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
+  const std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
+  INGOT_CHECK_AS(shape.has_value(), InputError, "{}: the run's model has no input_shape", config_file.string());
+
+  // Its weights: model.safetensors, else the newest checkpoint that loads.
+  Generator init(0), dropout(0);
+  const nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init, &dropout);
+  std::string source;
+  if (fs::exists(run / "model.safetensors")) {
+    model->load_state_dict(io::load_safetensors(run / "model.safetensors").tensors, /*strict=*/true);
+    source = (run / "model.safetensors").string();
+  } else {
+    for (const fs::path& stem : train::RunDir::view(run).checkpoints_to_try()) {
+      model->load_state_dict(train::load_checkpoint(stem.string() + ".safetensors").model, /*strict=*/true);
+      source = stem.string() + ".safetensors";
+      break;
+    }
+    INGOT_CHECK_AS(!source.empty(), InputError, "{}: no model.safetensors and no checkpoint", run.string());
+  }
+  model->eval();
+  model->to(sel.device);
+  std::vector<std::string> names;
+  try {  // the class names, from the data the run trained on
+    names = data::make_data_loaders(data::parse_data_config(cfg.node("data"), cfg.file()), 0).class_names;
+  } catch (const Error&) {  // (the training data moved: class numbers only)
+  }
+  const auto name_of = [&](int64_t c) { return c < static_cast<int64_t>(names.size()) ? names[c] : std::to_string(c); };
+  std::cerr << fmt::format("predict: {} on {}\n", source, sel.device.str());
+
+  std::ofstream csv;
+  if (vm.count("output")) {
+    csv.open(vm["output"].as<std::string>());
+    INGOT_CHECK_AS(csv.good(), InputError, "{}: cannot write the predictions", vm["output"].as<std::string>());
+    csv << "input,index,class,name,probability,top_k\n";
+  }
+  const NoGradGuard no_grad;
+  for (const std::string& input : vm["inputs"].as<std::vector<std::string>>()) {
+    Tensor x = read_samples(input, *shape);
+    normalise(x, cfg.node("data"));
+    for (int64_t from = 0; from < x.size(0); from += batch) {
+      const int64_t to = std::min(x.size(0), from + batch);
+      const Tensor logits = (*model)(x.slice(0, from, to).contiguous().to(sel.device)).to(Device::cpu());
+      const Tensor probs = softmax(logits, 1);
+      const int64_t k = std::min(top_k, probs.size(1));
+      const SortResult best = topk(probs, k, 1);
+      const std::vector<float> p = best.values.to_vector<float>();
+      const std::vector<int64_t> c = best.indices.to_vector<int64_t>();
+      for (int64_t i = 0; i < to - from; ++i) {
+        std::string list;
+        for (int64_t j = 0; j < k; ++j)
+          list += fmt::format("{}{} {:.4f}", j ? "; " : "", name_of(c[i * k + j]), p[i * k + j]);
+        if (csv.is_open())
+          csv << fmt::format("{},{},{},{},{:.6f},\"{}\"\n", input, from + i, c[i * k], name_of(c[i * k]), p[i * k], list);
+        else
+          std::cout << fmt::format("{}[{}]  {}  {:.4f}  ({})\n", input, from + i, name_of(c[i * k]), p[i * k], list);
+      }
+    }
+  }
+  if (csv.is_open()) {
+    csv.close();
+    INGOT_CHECK_AS(!csv.fail(), InputError, "{}: writing the predictions failed", vm["output"].as<std::string>());
+  }
+  return 0;
+}
+
+}  // namespace ingot::cli
