@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <ostream>
+#include <sstream>
 #include <streambuf>
 
 #include "cli.h"
@@ -100,19 +101,20 @@ int cmd_run(const std::vector<std::string>& args) {
   } null_buffer;
   std::ostream null_out(&null_buffer);
   std::ostream& out = rank == 0 ? std::cout : null_out;
-  out << fmt::format("config: {} (name: {})\n", cfg.file(), cfg.name());
-  if (!sel.note.empty()) out << sel.note << "\n";
+  std::ostringstream head;  // (a pipeline prints it through the run's console log)
+  head << fmt::format("config: {} (name: {})\n", cfg.file(), cfg.name());
+  if (!sel.note.empty()) head << sel.note << "\n";
   if (const int cores = usable_cores(); cfg.threads() && *cfg.threads() > cores)
-    out << fmt::format(
+    head << fmt::format(
         "warning: threads: {} is more than the {} cores this process may use; the threads will "
         "contend and run slower: set threads: {} or fewer\n",
         *cfg.threads(), cores, cores);
-  out << fmt::format("backend: {} -> {} [{}], {} threads\n", sel.requested, sel.device.str(),
-                           fmt::join(sel.enabled, ", "), num_threads());
+  head << fmt::format("backend: {} -> {} [{}], {} threads\n", sel.requested, sel.device.str(),
+                      fmt::join(sel.enabled, ", "), num_threads());
 
-  out.flush();
   if (train::is_pipeline(cfg)) {
     train::RunOptions options;
+    options.preamble = head.str();
     options.resume = vm["resume"].as<bool>();
     options.force = vm["force"].as<bool>();
     options.keep_old = vm["keep-old"].as<int64_t>();
@@ -129,6 +131,7 @@ int cmd_run(const std::vector<std::string>& args) {
     save_profile(dir, out);
     return code;
   }
+  out << head.str() << std::flush;
   run_smoke(cfg, sel.device, [](const SmokeResult& r) {
     std::cout
         << fmt::format(

@@ -521,6 +521,7 @@ int run_pipeline(const config::Config& cfg, const config::BackendSelection& back
                  std::ostream& out) {
   const auto t_start = std::chrono::steady_clock::now();
   ConsoleTee tee(out);  // runs/<name>/console.log, once the run folder is open
+  out << options.preamble << std::flush;
   const parallel::ParallelConfig parallel = parallel::parse_parallel_config(cfg.node("parallel"), cfg.file());
   Device device = backends.device;
   const std::unique_ptr<parallel::ProcessGroup> group = join_distributed_run(cfg, parallel, device, out);

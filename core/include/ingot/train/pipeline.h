@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <string>
 
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
@@ -21,6 +22,8 @@ struct RunOptions {
   /// Track tensors; at the end print the memory report and write runs/<name>/memory.md.
   bool memory_report = false;
   std::filesystem::path runs_dir = "runs";
+  /// Printed first (the CLI's config and backend lines), so the console log holds it too.
+  std::string preamble;
 };
 
 /// Runs the pipeline of `config` on the backends of `backends`, printing progress to `out`.
