@@ -8,12 +8,9 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <exception>
 #include <functional>
 #include <iostream>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "checks.h"
@@ -145,26 +142,15 @@ void check_collectives(const Communicator& comm, DType dt, int64_t n) {
 }
 
 // Runs body(comm) for ranks 0 .. world - 1 as threads, rank r on GPU r, each on the cuda
-// backend's compute stream when on_stream; rethrows the first failure.
+// backend's compute stream (the communicator's default) when on_stream, else with no stream (the
+// plugin's synchronous path); rethrows the first failure.
 void run_ranks(int world, bool on_stream, const std::function<void(Communicator&)>& body) {
   InProcessKvStore store;
-  std::vector<std::thread> threads;
-  std::mutex mu;
-  std::exception_ptr failure;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        Communicator comm("nccl", r, world, store, gpu(r));
-        if (on_stream) comm.set_stream(native_stream(gpu(r)));
-        body(comm);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  test::run_threads(world, [&](int r) {
+    Communicator comm("nccl", r, world, store, gpu(r));
+    if (!on_stream) comm.set_stream(nullptr);
+    body(comm);
+  });
 }
 
 // ---- host ---------------------------------------------------------------------------------------

@@ -5,9 +5,7 @@
 
 #include <atomic>
 #include <chrono>
-#include <exception>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,25 +29,13 @@ void load_fixture() {
   REQUIRE(rec.communicators == std::vector<std::string>{"fixture_kv"});
 }
 
-// Runs body(rank) on `world` threads sharing one store; rethrows the first failure.
+// Runs body(comm) for ranks 0 .. world - 1 as threads sharing one store; rethrows the first failure.
 void run_ranks(int world, const std::function<void(Communicator&)>& body) {
   InProcessKvStore store;
-  std::vector<std::thread> threads;
-  std::mutex mu;
-  std::exception_ptr failure;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        Communicator comm("fixture_kv", r, world, store);
-        body(comm);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  test::run_threads(world, [&](int r) {
+    Communicator comm("fixture_kv", r, world, store);
+    body(comm);
+  });
 }
 
 // Rank r's data: element i is (r + 1) * 10 + i (exact in every dtype used here).

@@ -4,13 +4,33 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <exception>
 #include <iostream>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 
 namespace ingot::test {
+
+void run_threads(int n, const std::function<void(int)>& body) {
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::exception_ptr failure;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mu);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
 
 void skip(const std::string& reason) { std::cout << "INGOT_SKIP: " << reason << std::endl; }
 

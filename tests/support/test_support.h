@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ class Backend;
 }  // namespace ingot
 
 namespace ingot::test {
+
+/// Runs body(r) for r = 0 .. n - 1, each on a thread of its own (the ranks of a group inside one
+/// process); waits for all, then rethrows the first failure.
+void run_threads(int n, const std::function<void(int)>& body);
 
 /// Prints "INGOT_SKIP: <reason>" (ctest reports the test skipped) — call then return.
 void skip(const std::string& reason);
