@@ -77,13 +77,11 @@ int run_as_rank(parallel::ProcessGroup* group, const std::function<int()>& body)
 }
 
 void check_stages_for_distributed(const std::vector<std::unique_ptr<PipelineStage>>& stages, const std::string& file) {
-  for (const auto& st : stages) {
-    const std::string n = st->name();
-    INGOT_CHECK_AS(n == "train" || n == "evaluate" || n == "save", ConfigError,
+  for (const auto& st : stages)
+    INGOT_CHECK_AS(st->runs_distributed(), ConfigError,
                    "{}: stage '{}' runs on one process only: train with parallel: here, then run it in a config of "
                    "its own (init_from: runs/<name>/model.safetensors) without parallel:",
-                   file, n);
-  }
+                   file, st->name());
 }
 
 }  // namespace ingot::train

@@ -34,6 +34,7 @@ class TrainStage final : public PipelineStage {
  public:
   std::string name() const override { return "train"; }
   bool trains() const override { return true; }
+  bool runs_distributed() const override { return true; }
   bool run(PipelineState& s) override {
     if (s.group != nullptr && s.parallel.mode == "pipeline") return train_pipeline_parallel(s);
     InterruptGuard guard("\ningot: stopping after the current step to save a checkpoint (Ctrl-C again stops now)\n");
@@ -101,6 +102,7 @@ class TrainStage final : public PipelineStage {
 class EvaluateStage final : public PipelineStage {
  public:
   std::string name() const override { return "evaluate"; }
+  bool runs_distributed() const override { return true; }
   bool run(PipelineState& s) override {
     // The evaluation after the last epoch serves when nothing changed since (already printed and
     // logged: only its confusion matrix is added); otherwise (a steps budget ending mid-epoch, no
@@ -119,6 +121,7 @@ class EvaluateStage final : public PipelineStage {
 class SaveStage final : public PipelineStage {
  public:
   std::string name() const override { return "save"; }
+  bool runs_distributed() const override { return true; }
   bool run(PipelineState& s) override {
     s.refuse_nonfinite_weights(s.position.step);
     if (!s.writes_files()) return true;  // (rank 0 saves the weights every rank has)

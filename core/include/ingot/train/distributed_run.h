@@ -29,8 +29,8 @@ std::unique_ptr<parallel::ProcessGroup> join_distributed_run(const config::Confi
 /// naming the rank that failed first, after a pause that lets that rank's exit be seen first.
 int run_as_rank(parallel::ProcessGroup* group, const std::function<int()>& body);
 
-/// Refuses, with the stage's name, stages that cannot run on several processes yet (those that
-/// change the model after training: compression).
+/// Refuses, with the stage's name, stages that cannot run on several processes
+/// (PipelineStage::runs_distributed: compression, for one).
 void check_stages_for_distributed(const std::vector<std::unique_ptr<PipelineStage>>& stages, const std::string& file);
 
 }  // namespace ingot::train

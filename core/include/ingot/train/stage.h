@@ -23,6 +23,10 @@ class PipelineStage {
   /// True for a stage that changes the model's weights or structure (train, distill, prune,
   /// quantize): with `report: {stages: true}` the pipeline measures the model after it.
   virtual bool changes_model() const { return trains(); }
+  /// True for a stage every rank of a distributed run may run (`parallel:`): it keeps the ranks'
+  /// models equal and writes files only where PipelineState::writes_files(). Off unless a stage
+  /// says so; train, evaluate and save do.
+  virtual bool runs_distributed() const { return false; }
   /// Runs the stage; false stops the pipeline (training interrupted by a signal).
   virtual bool run(PipelineState& state) = 0;
 };
