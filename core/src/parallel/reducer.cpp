@@ -173,7 +173,10 @@ void Reducer::comm_loop() {
 void Reducer::finalize() {
   if (!in_backward_) return;
   in_backward_ = false;
-  const int64_t launched_early = std::count_if(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.launched; });
+  const auto launched = [&] {
+    return static_cast<size_t>(std::count_if(buckets_.begin(), buckets_.end(), [](const Bucket& b) { return b.launched; }));
+  };
+  const size_t launched_early = launched();
   std::vector<std::string> unused;
   for (size_t k = 0; k < params_.size(); ++k)
     if (!ready_[k]) unused.push_back(names_[k]);
@@ -181,7 +184,7 @@ void Reducer::finalize() {
     if (!options_.find_unused_parameters) {
       // The buckets already queued must finish before the error leaves (they use this object).
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return failure_ || finished_ == static_cast<size_t>(launched_early); });
+      cv_.wait(lock, [&] { return failure_ || finished_ == launched_early; });
       throw Error(fmt::format(
           "data parallel: {} parameter(s) got no gradient in this step ({}): set parallel.find_unused_parameters: "
           "true when the model leaves some out",
@@ -200,9 +203,7 @@ void Reducer::finalize() {
     cv_.wait(lock, [&] { return failure_ || finished_ == buckets_.size(); });
     if (failure_) {
       // (the thread keeps draining its queue without communicating)
-      cv_.wait(lock, [&] { return finished_ == static_cast<size_t>(std::count_if(
-                                                  buckets_.begin(), buckets_.end(),
-                                                  [](const Bucket& b) { return b.launched; })); });
+      cv_.wait(lock, [&] { return finished_ == launched(); });
       std::rethrow_exception(failure_);
     }
   }
@@ -218,7 +219,7 @@ void Reducer::finalize() {
         p.set_grad(avg.clone());
     }
   reductions_ += static_cast<int64_t>(buckets_.size());
-  early_ += launched_early;
+  early_ += static_cast<int64_t>(launched_early);
 }
 
 }  // namespace ingot::parallel

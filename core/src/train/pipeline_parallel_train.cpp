@@ -18,8 +18,7 @@ namespace ingot::train {
 namespace {
 
 /// Every parameter and buffer of the model from the rank whose stage holds its layer.
-void gather_stages(const parallel::PipelineParallel& pipe, nn::Module& model, const Communicator& comm,
-                   const std::vector<int64_t>& owner_of_layer) {
+void gather_stages(nn::Module& model, const Communicator& comm, const std::vector<int64_t>& owner_of_layer) {
   const NoGradGuard no_grad;
   const auto share = [&](const nn::NamedTensors& tensors) {
     for (const auto& [name, t] : tensors) {
@@ -29,7 +28,6 @@ void gather_stages(const parallel::PipelineParallel& pipe, nn::Module& model, co
   };
   share(model.named_parameters());
   share(model.named_buffers());
-  (void)pipe;
 }
 
 }  // namespace
@@ -109,7 +107,7 @@ bool train_pipeline_parallel(PipelineState& s) {
     }
   }
   // Every rank gets the whole trained model: evaluate and save see it as one process would.
-  gather_stages(pipe, *s.model, comm, owner);
+  gather_stages(*s.model, comm, owner);
   if (stopped) {
     s.status = TrainStatus::Interrupted;
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
