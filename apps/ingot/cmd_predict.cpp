@@ -34,29 +34,15 @@ namespace fs = std::filesystem;
 namespace ingot::cli {
 namespace {
 
-/// Samples of one input file as f32 [N, *shape] in [0, 1] for bytes, as stored for floats.
-Tensor read_samples(const std::string& path, const Shape& shape) {
+/// Samples of one input file as f32 [N, *shape], normalised as the run's data were: bytes scaled
+/// to [0, 1] (npy uint8, IDX), floats as stored, then data.normalize.
+Tensor read_samples(const std::string& path, const Shape& shape, const data::Normalize& normalize) {
   std::vector<int64_t> dims;
   std::vector<float> values;
-  const auto take = [&](const data::NpyArray& a) {
+  if (path.ends_with(".npy") || path.ends_with(".npz")) {
+    const data::NpyArray a = path.ends_with(".npy") ? data::read_npy(path) : data::read_npz(path, "x");
     dims = a.shape;
-    values.resize(static_cast<size_t>(a.numel()));
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const uint8_t* p = a.data.data() + i * a.itemsize;
-      float v = 0;
-      if (a.kind == 'f' && a.itemsize == 4) v = *reinterpret_cast<const float*>(p);
-      else if (a.kind == 'f' && a.itemsize == 8) v = static_cast<float>(*reinterpret_cast<const double*>(p));
-      else if (a.kind == 'u' && a.itemsize == 1) v = static_cast<float>(*p) / 255.0f;
-      else
-        throw InputError(fmt::format("{}: samples of dtype {}: predict reads float32, float64 or uint8", path,
-                                     a.dtype_name()));
-      values[static_cast<size_t>(i)] = v;
-    }
-  };
-  if (path.ends_with(".npy")) {
-    take(data::read_npy(path));
-  } else if (path.ends_with(".npz")) {
-    take(data::read_npz(path, "x"));
+    values = data::npy_to_floats(a, path);
   } else {  // IDX (images as bytes), gzipped or not
     const data::IdxArray a = data::read_idx(path);
     dims = a.dims;
@@ -70,26 +56,10 @@ Tensor read_samples(const std::string& path, const Shape& shape) {
                  "samples hold that many values",
                  path, per, Shape(std::vector<int64_t>(dims.begin() + 1, dims.end())).str(), shape.numel(),
                  shape.str());
+  data::normalize_samples(values, shape, normalize, path);
   Shape full{n};
   for (int64_t d : shape) full.push_back(d);
   return Tensor::from_vector(values, full);
-}
-
-/// Per-channel (x - mean) / std from the run's resolved `data.normalize`, when it has one.
-void normalise(Tensor& x, const YAML::Node& data) {
-  const YAML::Node norm = data ? data["normalize"] : YAML::Node();
-  if (!norm) return;
-  const auto list = [](const YAML::Node& n) {
-    return n.IsSequence() ? n.as<std::vector<float>>() : std::vector<float>{n.as<float>()};
-  };
-  const std::vector<float> mean = list(norm["mean"]), std = list(norm["std"]);
-  std::vector<float> v = x.to_vector<float>();
-  const int64_t channels = x.size(1), per_channel = x.numel() / x.size(0) / channels;
-  for (size_t i = 0; i < v.size(); ++i) {
-    const size_t c = static_cast<size_t>((static_cast<int64_t>(i) / per_channel) % channels);
-    v[i] = (v[i] - mean[mean.size() == 1 ? 0 : c]) / std[std.size() == 1 ? 0 : c];
-  }
-  x = Tensor::from_vector(v, x.shape());
 }
 
 }  // namespace
@@ -151,9 +121,10 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   model->eval();
   model->to(sel.device);
+  const data::DataConfig data_cfg = data::parse_data_config(cfg.node("data"), cfg.file());
   std::vector<std::string> names;
   try {  // the class names, from the data the run trained on
-    names = data::make_data_loaders(data::parse_data_config(cfg.node("data"), cfg.file()), 0).class_names;
+    names = data::make_data_loaders(data_cfg, 0).class_names;
   } catch (const Error&) {  // (the training data moved: class numbers only)
   }
   const auto name_of = [&](int64_t c) { return c < static_cast<int64_t>(names.size()) ? names[c] : std::to_string(c); };
@@ -167,8 +138,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   const NoGradGuard no_grad;
   for (const std::string& input : vm["inputs"].as<std::vector<std::string>>()) {
-    Tensor x = read_samples(input, *shape);
-    normalise(x, cfg.node("data"));
+    const Tensor x = read_samples(input, *shape, data_cfg.normalize);
     for (int64_t from = 0; from < x.size(0); from += batch) {
       const int64_t to = std::min(x.size(0), from + batch);
       const Tensor logits = (*model)(x.slice(0, from, to).contiguous().to(sel.device)).to(Device::cpu());

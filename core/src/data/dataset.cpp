@@ -99,4 +99,27 @@ int64_t InMemoryDataset::read(int64_t index, float* image) const {
 
 float InMemoryDataset::pad_value(int64_t channel) const { return per_channel(pad_values_, channel); }
 
+void normalize_samples(std::vector<float>& values, const Shape& sample, const Normalize& normalize,
+                       const std::string& source) {
+  const int64_t channels = sample[0], plane = sample.numel() / std::max<int64_t>(channels, 1);
+  const std::vector<float> mean = normalize.mean.empty() ? std::vector<float>{0.0f} : normalize.mean;
+  const std::vector<float> std = normalize.std.empty() ? std::vector<float>{1.0f} : normalize.std;
+  const auto fits = [&](const std::vector<float>& v) {
+    return v.size() == 1 || static_cast<int64_t>(v.size()) == channels;
+  };
+  INGOT_CHECK_AS(fits(mean) && fits(std), ConfigError,
+                 "{}: data.normalize has {} mean and {} std values for samples {} ({} channels); give one or one "
+                 "per channel",
+                 source, mean.size(), std.size(), sample.str(), channels);
+  const int64_t n = static_cast<int64_t>(values.size()) / std::max<int64_t>(sample.numel(), 1);
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const float m = per_channel(mean, ch), s = per_channel(std, ch);
+    if (m == 0.0f && s == 1.0f) continue;
+    for (int64_t i = 0; i < n; ++i) {
+      float* p = values.data() + (i * channels + ch) * plane;
+      for (int64_t k = 0; k < plane; ++k) p[k] = (p[k] - m) / s;
+    }
+  }
+}
+
 }  // namespace ingot::data

@@ -150,4 +150,23 @@ NpyArray read_npy(const std::string& path) {
   return parse_npy(bytes, path);
 }
 
+std::vector<float> npy_to_floats(const NpyArray& a, const std::string& source) {
+  INGOT_CHECK_AS((a.kind == 'f' && (a.itemsize == 4 || a.itemsize == 8)) || (a.kind == 'u' && a.itemsize == 1),
+                 InputError, "{}: values of dtype {}: expected float32, float64 or uint8", source, a.dtype_name());
+  const size_t n = static_cast<size_t>(a.numel());
+  std::vector<float> out(n);
+  if (a.kind == 'f' && a.itemsize == 4) {
+    std::memcpy(out.data(), a.data.data(), n * 4);
+  } else if (a.kind == 'f') {
+    for (size_t i = 0; i < n; ++i) {
+      double v = 0;
+      std::memcpy(&v, a.data.data() + i * 8, 8);
+      out[i] = static_cast<float>(v);
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(a.data[i]) / 255.0f;
+  }
+  return out;
+}
+
 }  // namespace ingot::data

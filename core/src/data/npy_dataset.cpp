@@ -25,23 +25,6 @@ struct Split {
   std::vector<int64_t> y;
 };
 
-std::vector<float> to_float(const NpyArray& a) {
-  const size_t n = static_cast<size_t>(a.numel());
-  std::vector<float> out(n);
-  if (a.kind == 'f' && a.itemsize == 4) {
-    std::memcpy(out.data(), a.data.data(), n * 4);
-  } else if (a.kind == 'f') {
-    for (size_t i = 0; i < n; ++i) {
-      double v = 0;
-      std::memcpy(&v, a.data.data() + i * 8, 8);
-      out[i] = static_cast<float>(v);
-    }
-  } else {
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(a.data[i]) / 255.0f;
-  }
-  return out;
-}
-
 std::vector<int64_t> to_int64(const NpyArray& a, const std::string& name) {
   const size_t n = static_cast<size_t>(a.numel()), size = static_cast<size_t>(a.itemsize);
   std::vector<int64_t> out(n);
@@ -90,7 +73,7 @@ Split load(const NpySource& s) {
   if (y.shape.size() != 1 || y.shape[0] != d[0])
     fail(fmt::format("{}: y has shape ({}) but x ({}) has {} samples; y must be [{}]", out.y_name,
                      fmt::join(y.shape, ", "), out.x_name, d[0], d[0]));
-  out.x = to_float(x);
+  out.x = npy_to_floats(x, out.x_name);
   out.y = to_int64(y, out.y_name);
   return out;
 }

@@ -35,6 +35,12 @@ struct Normalize {
   std::vector<float> std{1.0f};
 };
 
+/// Applies `normalize` in place to `values`, N samples of `sample` = [C, H, W] floats: (x - mean) /
+/// std per channel (empty mean or std: 0 or 1). ConfigError naming `source` when mean or std has
+/// neither one value nor one per channel.
+void normalize_samples(std::vector<float>& values, const Shape& sample, const Normalize& normalize,
+                       const std::string& source);
+
 /// Samples held in memory: `images` f32 [N, C, H, W] (normalised), `labels` i64 [N].
 class InMemoryDataset final : public Dataset {
  public:

@@ -27,6 +27,10 @@ struct NpyArray {
 /// does not match the shape (truncated or trailing bytes).
 NpyArray parse_npy(const std::vector<uint8_t>& bytes, const std::string& source);
 
+/// The values of a float32, float64 or uint8 array as floats, uint8 scaled by 1/255 (images);
+/// InputError naming `source` for another dtype.
+std::vector<float> npy_to_floats(const NpyArray& array, const std::string& source);
+
 /// Reads a .npy file (InputError naming `path` when it is missing or malformed).
 NpyArray read_npy(const std::string& path);
 
