@@ -98,9 +98,9 @@ assert set(scalars) == {"train/loss", "train/lr", "train/images_per_s", "eval/lo
 print(f"event file: {len(events)} events, checked")
 PY
 
-# The tensorboard package reads the folder too, where some Python has it.
+# The tensorboard package reads the folder too: scripts/test installs it in the test venv.
 tb_python=
-for py in /usr/bin/python3 "${INGOT_BUILD_DIR:-build}/torch-venv/bin/python" build/torch-venv/bin/python; do
+for py in "${INGOT_BUILD_DIR:-build}/test-venv/bin/python" /usr/bin/python3; do
   if [ -x "$py" ] && "$py" -c 'import tensorboard' 2> /dev/null; then tb_python=$py; break; fi
 done
 if [ -n "$tb_python" ]; then
@@ -128,4 +128,4 @@ fi
 echo "run logs flows: ok"
 # Last, so that it never hides a failure of the checks above.
 [ -n "$tb_python" ] ||
-  echo "INGOT_SKIP: tensorboard not installed (the event file was checked with the standard-library reader)"
+  echo "INGOT_SKIP: tensorboard not installed: scripts/test puts it in build/test-venv (the event file was checked with the standard-library reader)"
