@@ -12,21 +12,14 @@
 #include <iostream>
 
 #include "cli.h"
+#include "trained_model.h"
 #include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
-#include "ingot/config/backend_select.h"
-#include "ingot/config/overrides.h"
 #include "ingot/data/data_config.h"
 #include "ingot/data/idx.h"
 #include "ingot/data/npy.h"
-#include "ingot/extension/extension_loader.h"
-#include "ingot/io/safetensors.h"
-#include "ingot/nn/model_builder.h"
 #include "ingot/ops/indexing.h"
 #include "ingot/ops/norm.h"
-#include "ingot/train/checkpoint.h"
-#include "ingot/train/pipeline_schema.h"
-#include "ingot/train/run_dir.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -91,44 +84,9 @@ int cmd_predict(const std::vector<std::string>& args) {
   const int64_t top_k = vm["top-k"].as<int64_t>(), batch = vm["batch"].as<int64_t>();
   INGOT_CHECK_AS(top_k >= 1 && batch >= 1, ConfigError, "--top-k and --batch must be at least 1");
 
-  // The run's config, as it trained.
-  const fs::path config_file = run / "config.resolved.yaml";
-  INGOT_CHECK_AS(fs::exists(config_file), InputError,
-                 "{}: no config.resolved.yaml: give the folder of a run (runs/<name>)", run.string());
-  ExtensionLoader::instance().load_all();
-  YAML::Node root = YAML::LoadFile(config_file.string());
-  root.remove("resolved");
-  if (vm.count("set")) config::apply_overrides(root, vm["set"].as<std::vector<std::string>>(), train::pipeline_schema());
-  const config::Config cfg = config::Config::from_yaml(root, config_file.string(), train::pipeline_schema());
-  const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
-  const std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
-  INGOT_CHECK_AS(shape.has_value(), InputError, "{}: the run's model has no input_shape", config_file.string());
-
-  // Its weights: model.safetensors, else the newest checkpoint that loads.
-  Generator init(0), dropout(0);
-  const nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init, &dropout);
-  std::string source;
-  if (fs::exists(run / "model.safetensors")) {
-    model->load_state_dict(io::load_safetensors(run / "model.safetensors").tensors, /*strict=*/true);
-    source = (run / "model.safetensors").string();
-  } else {
-    for (const fs::path& stem : train::RunDir::view(run).checkpoints_to_try()) {
-      model->load_state_dict(train::load_checkpoint(stem.string() + ".safetensors").model, /*strict=*/true);
-      source = stem.string() + ".safetensors";
-      break;
-    }
-    INGOT_CHECK_AS(!source.empty(), InputError, "{}: no model.safetensors and no checkpoint", run.string());
-  }
-  model->eval();
-  model->to(sel.device);
-  const data::DataConfig data_cfg = data::parse_data_config(cfg.node("data"), cfg.file());
-  std::vector<std::string> names;
-  try {  // the class names, from the data the run trained on
-    names = data::make_data_loaders(data_cfg, 0).class_names;
-  } catch (const Error&) {  // (the training data moved: class numbers only)
-  }
-  const auto name_of = [&](int64_t c) { return c < static_cast<int64_t>(names.size()) ? names[c] : std::to_string(c); };
-  std::cerr << fmt::format("predict: {} on {}\n", source, sel.device.str());
+  const TrainedModel m = load_trained_model(run, vm.count("set") ? vm["set"].as<std::vector<std::string>>()
+                                                                  : std::vector<std::string>{});
+  std::cerr << fmt::format("predict: {} on {}\n", m.weights, m.sel.device.str());
 
   std::ofstream csv;
   if (vm.count("output")) {
@@ -138,10 +96,10 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   const NoGradGuard no_grad;
   for (const std::string& input : vm["inputs"].as<std::vector<std::string>>()) {
-    const Tensor x = read_samples(input, *shape, data_cfg.normalize);
+    const Tensor x = read_samples(input, m.input_shape, m.data.normalize);
     for (int64_t from = 0; from < x.size(0); from += batch) {
       const int64_t to = std::min(x.size(0), from + batch);
-      const Tensor logits = (*model)(x.slice(0, from, to).contiguous().to(sel.device)).to(Device::cpu());
+      const Tensor logits = (*m.model)(x.slice(0, from, to).contiguous().to(m.sel.device)).to(Device::cpu());
       const Tensor probs = softmax(logits, 1);
       const int64_t k = std::min(top_k, probs.size(1));
       const SortResult best = topk(probs, k, 1);
@@ -150,11 +108,11 @@ int cmd_predict(const std::vector<std::string>& args) {
       for (int64_t i = 0; i < to - from; ++i) {
         std::string list;
         for (int64_t j = 0; j < k; ++j)
-          list += fmt::format("{}{} {:.4f}", j ? "; " : "", name_of(c[i * k + j]), p[i * k + j]);
+          list += fmt::format("{}{} {:.4f}", j ? "; " : "", m.class_name(c[i * k + j]), p[i * k + j]);
         if (csv.is_open())
-          csv << fmt::format("{},{},{},{},{:.6f},\"{}\"\n", input, from + i, c[i * k], name_of(c[i * k]), p[i * k], list);
+          csv << fmt::format("{},{},{},{},{:.6f},\"{}\"\n", input, from + i, c[i * k], m.class_name(c[i * k]), p[i * k], list);
         else
-          std::cout << fmt::format("{}[{}]  {}  {:.4f}  ({})\n", input, from + i, name_of(c[i * k]), p[i * k], list);
+          std::cout << fmt::format("{}[{}]  {}  {:.4f}  ({})\n", input, from + i, m.class_name(c[i * k]), p[i * k], list);
       }
     }
   }

@@ -189,6 +189,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   if (!backends.note.empty()) resolved["resolved"]["fallback"] = backends.note;
   resolved["resolved"]["total_steps"] = s.plan.total_steps;
   resolved["resolved"]["world_size"] = s.world_size();
+  if (!s.class_names.empty()) resolved["resolved"]["class_names"] = s.class_names;  // (predict, export)
   // The schedule as the config wrote it (its resolved form follows the run's length), so a resume
   // that extends training can compare the rest (extend_training).
   const YAML::Node train_node = cfg.node("train");

@@ -19,6 +19,9 @@ struct DatasetSplits {
   std::shared_ptr<const Dataset> train;
   std::shared_ptr<const Dataset> test;
   std::vector<std::string> class_names;  ///< for the confusion matrix; empty = class numbers
+  /// The dataset's own validation split (a separate folder or file), when it has one; otherwise
+  /// `data.validation.fraction` carves one out of `train`.
+  std::shared_ptr<const Dataset> validation;
 };
 
 /// Factories get `data.<name>` (undefined when absent), the config file, the parsed `data:` and

@@ -1,0 +1,75 @@
+// Loading a run's trained model for predict and export (see trained_model.h).
+#include "trained_model.h"
+
+#include <fmt/format.h>
+
+#include "ingot/base/error.h"
+#include "ingot/config/overrides.h"
+#include "ingot/extension/extension_loader.h"
+#include "ingot/io/safetensors.h"
+#include "ingot/nn/model_builder.h"
+#include "ingot/train/checkpoint.h"
+#include "ingot/train/pipeline_schema.h"
+#include "ingot/train/run_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace ingot::cli {
+namespace {
+
+/// The tensors of a weights file: a plain state dict (model.safetensors) or a checkpoint's model.
+nn::StateDict read_weights(const fs::path& file) {
+  io::SafetensorsFile f = io::load_safetensors(file);
+  if (f.metadata.contains("ingot_checkpoint")) return train::load_checkpoint(file).model;
+  return nn::StateDict(f.tensors.begin(), f.tensors.end());
+}
+
+}  // namespace
+
+std::string TrainedModel::class_name(int64_t c) const {
+  return c >= 0 && c < static_cast<int64_t>(class_names.size()) ? class_names[c] : std::to_string(c);
+}
+
+TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vector<std::string>& sets) {
+  fs::path run = run_or_weights, weights;
+  if (fs::is_regular_file(run_or_weights)) {
+    weights = run_or_weights;
+    run = run_or_weights.parent_path();
+    if (!fs::exists(run / "config.resolved.yaml") && fs::exists(run.parent_path() / "config.resolved.yaml"))
+      run = run.parent_path();  // (a checkpoint in runs/<name>/checkpoints/)
+  }
+  const fs::path config_file = run / "config.resolved.yaml";
+  INGOT_CHECK_AS(fs::exists(config_file), InputError,
+                 "{}: no config.resolved.yaml: give the folder of a run (runs/<name>) or a weights file inside one",
+                 run_or_weights.string());
+  ExtensionLoader::instance().load_all();
+  YAML::Node root = YAML::LoadFile(config_file.string());
+  std::vector<std::string> class_names;
+  if (const YAML::Node names = root["resolved"]["class_names"]; names && names.IsSequence())
+    for (const auto& n : names) class_names.push_back(n.as<std::string>());
+  root.remove("resolved");
+  if (!sets.empty()) config::apply_overrides(root, sets, train::pipeline_schema());
+  config::Config cfg = config::Config::from_yaml(root, config_file.string(), train::pipeline_schema());
+  const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
+  const std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
+  INGOT_CHECK_AS(shape.has_value(), InputError, "{}: the run's model has no input_shape", config_file.string());
+
+  Generator init(0), dropout(0);
+  nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init, &dropout);
+  if (weights.empty() && fs::exists(run / "model.safetensors")) weights = run / "model.safetensors";
+  if (weights.empty()) {
+    for (const fs::path& stem : train::RunDir::view(run).checkpoints_to_try()) {
+      weights = stem.string() + ".safetensors";
+      break;
+    }
+    INGOT_CHECK_AS(!weights.empty(), InputError, "{}: no model.safetensors and no checkpoint", run.string());
+  }
+  model->load_state_dict(read_weights(weights), /*strict=*/true);
+  model->eval();
+  model->to(sel.device);
+  data::DataConfig data = data::parse_data_config(cfg.node("data"), cfg.file());
+  return TrainedModel{std::move(cfg), sel, std::move(model), *shape, std::move(data), weights.string(),
+                      std::move(class_names), run};
+}
+
+}  // namespace ingot::cli
