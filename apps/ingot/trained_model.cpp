@@ -68,6 +68,7 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
   model->eval();
   model->to(sel.device);
   data::DataConfig data = data::parse_data_config(cfg.node("data"), cfg.file());
+  data.input_shape = shape;
   return TrainedModel{std::move(cfg), sel, std::move(model), *shape, std::move(data), weights.string(),
                       std::move(class_names), run};
 }

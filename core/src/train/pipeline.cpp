@@ -56,6 +56,7 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->stages = make_stages(cfg.node("stages"), file);
   if (group != nullptr) check_stages_for_distributed(s->stages, file);
   s->data = data::parse_data_config(cfg.node("data"), file);
+  s->data.input_shape = nn::model_input_shape(cfg.node("model"), file);
   s->train = parse_train_config(cfg.node("train"), file);
   s->report = parse_report_config(cfg.node("report"), file);
   std::string init_report;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ingot/config/schema.h"
@@ -31,6 +32,9 @@ struct DataConfig {
   SyntheticSpec synthetic;
   int64_t synthetic_test_size = 256;
   YAML::Node section;  ///< `data.<dataset>:`, the dataset type's own keys (undefined when absent)
+  /// The model's `input_shape` (one sample, no batch dim), when the config gives one: datasets
+  /// that resize their samples (image_folder) default to it. Not a `data:` key.
+  std::optional<Shape> input_shape;
 };
 
 /// Keys of `data:`:
