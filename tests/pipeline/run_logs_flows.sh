@@ -34,7 +34,7 @@ for r in records:
 
 # metrics.csv: the header, then the train_step / epoch / eval records in order.
 rows = list(csv.reader(open(os.path.join(run, "metrics.csv"))))
-assert rows[0] == ["event", "epoch", "step", "time", "loss", "lr", "accuracy", "images_per_s"], rows[0]
+assert rows[0] == ["event", "epoch", "step", "time", "loss", "lr", "accuracy", "images_per_s", "split"], rows[0]
 want = [r for r in records if r["event"] in ("train_step", "epoch", "eval")]
 assert len(rows) - 1 == len(want) and sum(r["event"] == "train_step" for r in want) == 96, (len(rows), len(want))
 for row, r in zip(rows[1:], want):

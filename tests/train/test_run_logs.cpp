@@ -215,14 +215,14 @@ TEST_CASE("metrics.csv: the header, then one row per train_step, epoch and eval"
     log.add_sink(std::make_unique<CsvLog>(csv, std::nullopt));
     log.log(train_step_record(1, 1, 0.5, 0.001, 250.0, 0.1).set("time", 10.5));
     log.log(Record("epoch", 1, 1).set("loss", 0.25).set("time", 11.0));
-    log.log(Record("eval", 1, 1).set("loss", 0.75).set("accuracy", 0.875).set("time", 12.0));
+    log.log(Record("eval", 1, 1).set("loss", 0.75).set("accuracy", 0.875).set("time", 12.0).set("split", "validation"));
     log.log(Record("summary", 1, 1).set("train_loss", 0.5));
   }
   CHECK(ingot::test::read_text(csv) ==
-        "event,epoch,step,time,loss,lr,accuracy,images_per_s\n"
-        "train_step,1,1,10.5,0.5,0.001,,250\n"
-        "epoch,1,1,11,0.25,,,\n"
-        "eval,1,1,12,0.75,,0.875,\n");
+        "event,epoch,step,time,loss,lr,accuracy,images_per_s,split\n"
+        "train_step,1,1,10.5,0.5,0.001,,250,\n"
+        "epoch,1,1,11,0.25,,,,\n"
+        "eval,1,1,12,0.75,,0.875,,validation\n");
 }
 
 TEST_CASE("metrics.csv: a resume keeps the rows up to its step, without a second header", "[train][run_logs]") {
@@ -238,14 +238,14 @@ TEST_CASE("metrics.csv: a resume keeps the rows up to its step, without a second
     log.write(train_step_record(1, 3, 0.25, 0.1, 1.0, 0.1).set("time", 2.0));
   }
   CHECK(ingot::test::read_text(csv) ==
-        "event,epoch,step,time,loss,lr,accuracy,images_per_s\n"
-        "train_step,1,1,1,0.5,0.1,,1\n"
-        "train_step,1,2,1,0.5,0.1,,1\n"
-        "train_step,1,3,2,0.25,0.1,,1\n");
+        "event,epoch,step,time,loss,lr,accuracy,images_per_s,split\n"
+        "train_step,1,1,1,0.5,0.1,,1,\n"
+        "train_step,1,2,1,0.5,0.1,,1,\n"
+        "train_step,1,3,2,0.25,0.1,,1,\n");
   // Turned on at a resume: the file is started with its header.
   std::filesystem::remove(csv);
   { CsvLog log(csv, int64_t{2}); }
-  CHECK(ingot::test::read_text(csv) == "event,epoch,step,time,loss,lr,accuracy,images_per_s\n");
+  CHECK(ingot::test::read_text(csv) == "event,epoch,step,time,loss,lr,accuracy,images_per_s,split\n");
 }
 
 TEST_CASE("console log: early output first, then everything printed, the stream restored", "[train][run_logs]") {

@@ -5,6 +5,7 @@
 #include "ingot/data/dataset_registry.h"
 #include "ingot/data/fashion_mnist.h"
 #include "ingot/data/npy_dataset.h"
+#include "ingot/data/subset_dataset.h"
 
 namespace ingot::data {
 namespace {
@@ -44,6 +45,8 @@ config::Schema data_schema() {
   augment.section("random_crop", std::move(crop)).boolean("hflip");
   config::Schema normalize;
   normalize.any("mean").any("std");  // a number or a list: checked by parse_data_config
+  config::Schema validation;
+  validation.number("fraction", 0.0, 1.0);
   config::Schema data;
   data.string("dataset", false, dataset_registry().types())
       .string("path")
@@ -54,7 +57,8 @@ config::Schema data_schema() {
       .boolean("shuffle")
       .boolean("drop_last")
       .section("normalize", std::move(normalize))
-      .section("augment", std::move(augment));
+      .section("augment", std::move(augment))
+      .section("validation", std::move(validation));
   // Each dataset type's own section, with its keys.
   for (const auto& [type, entry] : dataset_registry().entries())
     if (!entry.schema.fields().empty()) data.section(type, entry.schema);
@@ -88,6 +92,13 @@ DataConfig parse_data_config(const YAML::Node& node, const std::string& file) {
   if (const YAML::Node aug = node["augment"]) {
     if (aug["random_crop"]) read_if(aug["random_crop"], "padding", c.augment.crop_padding);
     read_if(aug, "hflip", c.augment.hflip);
+  }
+  if (const YAML::Node val = node["validation"]) {
+    read_if(val, "fraction", c.validation_fraction);
+    if (!(c.validation_fraction > 0.0 && c.validation_fraction < 1.0))
+      throw ConfigError(fmt::format("{}: 'data.validation.fraction' must lie between 0 and 1 (exclusive), got {}: "
+                                    "0.1 holds out a tenth of the training set",
+                                    config::where(file, val), c.validation_fraction));
   }
   if (const YAML::Node syn = node["synthetic"]) {
     read_if(syn, "size", c.synthetic.size);
@@ -136,6 +147,7 @@ YAML::Node data_config_yaml(const DataConfig& c) {
   }
   n["augment"]["random_crop"]["padding"] = c.augment.crop_padding;
   n["augment"]["hflip"] = c.augment.hflip;
+  if (c.validation_fraction > 0.0) n["validation"]["fraction"] = c.validation_fraction;
   if (c.dataset == "synthetic") {
     n["synthetic"]["size"] = c.synthetic.size;
     n["synthetic"]["test_size"] = c.synthetic_test_size;
@@ -192,8 +204,14 @@ DatasetRegistry& dataset_registry() {
 DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int world_size) {
   const DatasetRegistry::Entry& type = dataset_registry().get(c.dataset, "data.dataset", c.section);
   const DatasetSplits splits = type.make(c.section, "data", c, seed);
-  const std::shared_ptr<const Dataset> train = splits.train, test = splits.test;
+  std::shared_ptr<const Dataset> train = splits.train, validation = splits.validation;
+  const std::shared_ptr<const Dataset> test = splits.test;
   INGOT_CHECK_AS(train != nullptr && test != nullptr, InputError, "dataset '{}' gave no train or test split", c.dataset);
+  if (validation == nullptr && c.validation_fraction > 0.0) {
+    TrainValidationSplit split = split_validation(train, c.validation_fraction, seed);
+    train = std::move(split.train);
+    validation = std::move(split.validation);
+  }
   LoaderOptions train_options;
   train_options.batch_size = c.batch_size;
   train_options.shuffle = c.shuffle;
@@ -210,7 +228,8 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int 
   test_options.drop_last = false;
   test_options.augment = Augment{};
   return DataLoaders{std::make_unique<DataLoader>(train, train_options),
-                     std::make_unique<DataLoader>(test, test_options), splits.class_names};
+                     std::make_unique<DataLoader>(test, test_options),
+                     validation ? std::make_unique<DataLoader>(validation, test_options) : nullptr, splits.class_names};
 }
 
 }  // namespace ingot::data

@@ -18,6 +18,7 @@ namespace {
 constexpr const char* kModel = "model/";
 constexpr const char* kOptim = "optimizer/";
 constexpr const char* kScaler = "scaler/";
+constexpr const char* kSelection = "selection/";
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -70,6 +71,7 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   meta["rng_offset"] = std::to_string(c.position.rng.offset);
   for (const auto& [key, value] : c.optimizer.scalars) meta[kOptim + key] = value;
   for (const auto& [key, value] : c.scaler) meta[kScaler + key] = value;
+  for (const auto& [key, value] : c.selection) meta[kSelection + key] = value;
   io::save_safetensors(file, tensors, meta);
 }
 
@@ -115,6 +117,8 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
     if (starts_with(key, kOptim))
       c.optimizer.scalars.emplace(key.substr(std::char_traits<char>::length(kOptim)), value);
     if (starts_with(key, kScaler)) c.scaler.emplace(key.substr(std::char_traits<char>::length(kScaler)), value);
+    if (starts_with(key, kSelection))
+      c.selection.emplace(key.substr(std::char_traits<char>::length(kSelection)), value);
   }
   return c;
 }

@@ -13,7 +13,7 @@
 namespace ingot::train {
 namespace {
 
-constexpr const char* kColumns[] = {"event", "epoch", "step", "time", "loss", "lr", "accuracy", "images_per_s"};
+constexpr const char* kColumns[] = {"event", "epoch", "step", "time", "loss", "lr", "accuracy", "images_per_s", "split"};
 constexpr size_t kNumColumns = sizeof kColumns / sizeof kColumns[0];
 
 std::string cell(const Record::Value* v) {
@@ -53,7 +53,7 @@ std::optional<int64_t> row_step(const std::string& row) {
 
 }  // namespace
 
-const char* CsvLog::header() { return "event,epoch,step,time,loss,lr,accuracy,images_per_s"; }
+const char* CsvLog::header() { return "event,epoch,step,time,loss,lr,accuracy,images_per_s,split"; }
 
 CsvLog::CsvLog(std::filesystem::path path, std::optional<int64_t> resume_step) : path_(std::move(path)) {
   bool start = !resume_step || !std::filesystem::exists(path_);

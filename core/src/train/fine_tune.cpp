@@ -43,14 +43,18 @@ TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cf
   position.rng = s.dropout_gen.state();
   const EpochEnd on_epoch_end = [&](int64_t epoch, const TrainPosition& pos, double loss) {
     s.last_train_loss = loss;
-    if (!cfg.eval_every_epoch || pos.batch != 0) return;
-    const EvalResult r = evaluate(model, *s.loaders.test, s.class_names, eval_loss != nullptr ? eval_loss : &cfg.loss,
+    if (!cfg.eval_every_epoch || pos.batch != 0) return true;
+    // Per-epoch numbers come from the validation split when there is one (the test split is for the end).
+    data::DataLoader& loader = s.loaders.validation ? *s.loaders.validation : *s.loaders.test;
+    const EvalResult r = evaluate(model, loader, s.class_names, eval_loss != nullptr ? eval_loss : &cfg.loss,
                                     &cfg.amp);
     s.progress->message(fmt::format("{}: epoch {} accuracy {:.2f}%  loss {:.4f}", stage, epoch, 100.0 * r.accuracy,
                                     r.loss + 0.0));
     Record rec("eval", epoch, pos.step);
-    rec.set("stage", stage).set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples);
+    rec.set("stage", stage).set("split", s.loaders.validation ? "validation" : "test");
+    rec.set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples);
     s.metrics->log(rec);
+    return true;
   };
   const TrainStatus status = train_loop(ctx, cfg, plan, position, on_epoch_end);
   if (status == TrainStatus::Interrupted) {

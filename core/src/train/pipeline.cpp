@@ -73,6 +73,17 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   const bool ddp = group != nullptr && parallel.mode == "ddp";
   s->loaders = ddp ? data::make_data_loaders(s->data, s->seed, group->rank(), group->world_size())
                    : data::make_data_loaders(s->data, s->seed);
+  if (s->loaders.validation) {
+    s->selection = std::make_unique<ModelSelection>(s->train.early_stopping);
+  } else if (s->train.early_stopping.enabled) {
+    throw ConfigError(fmt::format("{}: train.early_stopping watches a validation split, and this run has none: add "
+                                  "data.validation: {{fraction: 0.1}} (or the dataset's own validation folder)",
+                                  cfg.where("train.early_stopping")));
+  }
+  if (s->train.early_stopping.enabled && !s->train.eval_every_epoch)
+    throw ConfigError(fmt::format("{}: train.early_stopping needs train.eval_every_epoch: true (it validates after each "
+                                  "epoch)",
+                                  cfg.where("train.early_stopping")));
   const Shape sample = s->loaders.train->dataset().sample_shape();
   if (const auto expected = nn::model_input_shape(cfg.node("model"), file); expected && !(*expected == sample))
     throw ConfigError(fmt::format("{}: model.input_shape is {} but the data's samples are {}", cfg.where("model"),
@@ -151,6 +162,7 @@ std::filesystem::path restore_checkpoint(PipelineState& s) {
   s.position = c.position;
   s.dropout_gen.set_state(s.position.rng);
   if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
+  if (s.selection) s.selection->restore(c.selection);
   return ck;
 }
 
@@ -216,8 +228,10 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
 void print_header(const PipelineState& s) {
   const Shape sample = s.loaders.train->dataset().sample_shape();
   s.out << fmt::format("run: {}  ({})\n", s.cfg.name(), s.run->path().string());
-  s.out << fmt::format("data: {} train / {} test samples of {}, batch {}, {} workers\n",
-                       s.loaders.train->dataset().size(), s.loaders.test->dataset().size(), sample.str(),
+  const std::string validation =
+      s.loaders.validation ? fmt::format("{} validation / ", s.loaders.validation->dataset().size()) : "";
+  s.out << fmt::format("data: {} train / {}{} test samples of {}, batch {}, {} workers\n",
+                       s.loaders.train->dataset().size(), validation, s.loaders.test->dataset().size(), sample.str(),
                        s.data.batch_size, s.data.workers);
   s.out << fmt::format("model: {} parameters on {}\n", s.model->num_parameters(), s.model->device().str());
   s.out << fmt::format("train: {} epochs, {} steps ({} per epoch), optimizer {}, loss {}\n", s.plan.epochs,
@@ -299,6 +313,11 @@ void write_summary(PipelineState& s, const config::BackendSelection& backends, d
   if (s.scaler->enabled())
     summary.set("loss_scale", s.scaler->get_scale()).set("amp_skipped_steps", s.scaler->skipped_steps());
   if (s.last_eval) summary.set("test_accuracy", s.last_eval->accuracy).set("test_loss", s.last_eval->loss);
+  if (s.selection && s.selection->best()) {
+    summary.set("best_epoch", s.selection->best_epoch()).set("best_" + s.selection->metric(), *s.selection->best());
+    if (s.writes_files()) summary.set("best_checkpoint", s.run->best_checkpoint().string() + ".safetensors");
+  }
+  if (s.stopped_early_at > 0) summary.set("stopped_early_at_epoch", s.stopped_early_at);
   if (!s.failure.empty()) summary.set("error", s.failure);
   s.run->write_summary(summary.to_json());
   s.metrics->log(summary);

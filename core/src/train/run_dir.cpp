@@ -213,7 +213,9 @@ std::vector<fs::path> RunDir::checkpoint_stems() const {
   for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
     const fs::path p = entry.path();
     if (p.extension() != ".safetensors" || !entry.is_regular_file(ec)) continue;
-    if (p.filename().string().find(".tmp-") != std::string::npos) continue;
+    const std::string name = p.filename().string();
+    if (name.find(".tmp-") != std::string::npos) continue;
+    if (name.rfind("epoch-", 0) != 0 && name.rfind("step-", 0) != 0) continue;  // (best: not a resume point)
     found.emplace_back(entry.last_write_time(ec), checkpoints_dir() / p.stem());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "ingot/io/safetensors.h"
+#include "ingot/train/data_parallel.h"
 #include "ingot/train/interrupt.h"
 #include "ingot/train/nonfinite_guard.h"
 #include "ingot/train/pipeline_parallel_train.h"
@@ -25,7 +26,7 @@ std::string eval_line(const EvalResult& r) {
 
 Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
   Record rec("eval", epoch, step);
-  rec.set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples).set("time_s", r.seconds);
+  rec.set("split", "test").set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples).set("time_s", r.seconds);
   rec.set("confusion", RawJson{r.confusion.to_json()});
   return rec;
 }
@@ -44,18 +45,24 @@ class TrainStage final : public PipelineStage {
     ctx.scaler = s.scaler.get();
     const EpochEnd on_epoch_end = [&s](int64_t epoch, const TrainPosition& pos, double loss) {
       s.last_train_loss = loss;
+      bool go_on = true;
       if (s.train.eval_every_epoch && pos.batch == 0) {
-        const EvalResult& r = s.evaluate_now();
-        s.progress->message(eval_line(r));
-        s.metrics->log(eval_record(r, epoch, pos.step));
+        if (s.loaders.validation) {  // model selection on validation; the test split waits for the end
+          go_on = s.validate_epoch(epoch, pos);
+        } else {
+          const EvalResult& r = s.evaluate_now();
+          s.progress->message(eval_line(r));
+          s.metrics->log(eval_record(r, epoch, pos.step));
+        }
       }
-      const bool last = pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
+      const bool last = !go_on || pos.epoch >= s.plan.epochs || pos.step >= s.plan.total_steps;
       if (last || epoch % s.train.checkpoint_every == 0) {
         if (s.writes_files()) {
           s.save_checkpoint(s.run->epoch_checkpoint(epoch), pos);
           s.run->remove_old_checkpoints("epoch", s.train.checkpoint_keep_epochs);
         }
       }
+      return go_on;
     };
     // Step checkpoints (train.checkpoint.every_steps / every_minutes), the newest keep_last kept
     // (epoch checkpoints: the newest keep_epochs):
@@ -87,7 +94,10 @@ class TrainStage final : public PipelineStage {
                                            "train.on_nonfinite: skip_step) and start over with --force"));
       return false;
     }
-    if (s.status != TrainStatus::Interrupted) return true;
+    if (s.status != TrainStatus::Interrupted) {
+      if (s.stopped_early_at > 0 && s.train.early_stopping.restore_best) s.restore_best();
+      return true;
+    }
     if (s.writes_files()) {
       s.save_checkpoint(s.run->step_checkpoint(s.position.step), s.position);
       s.run->remove_old_checkpoints("step", s.train.checkpoint_keep_last);
@@ -167,12 +177,53 @@ std::vector<std::unique_ptr<PipelineStage>> make_stages(const YAML::Node& node, 
   return out;
 }
 
-void PipelineState::save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos) {
+void PipelineState::save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos, bool latest) {
   refuse_nonfinite_weights(pos.step);
   Checkpoint c{pos, model->state_dict(), optimizer->state_dict()};
   if (scaler != nullptr && scaler->enabled()) c.scaler = scaler->state_dict();
+  if (selection) c.selection = selection->state();
   train::save_checkpoint(stem.string() + ".safetensors", c);
-  run->set_latest_checkpoint(stem);
+  if (latest) run->set_latest_checkpoint(stem);
+}
+
+bool PipelineState::validate_epoch(int64_t epoch, const TrainPosition& pos) {
+  const EvalResult r = evaluate(*model, *loaders.validation, class_names, &train.loss, &train.amp);
+  const bool best = selection->update(selection->monitored(r.loss, r.accuracy), epoch);
+  Record rec = eval_record(r, epoch, pos.step);
+  rec.set("split", "validation").set("best", best);  // (replaces "test")
+  metrics->log(rec);
+  std::string line = fmt::format("validate: {} samples  accuracy {:.2f}%  loss {:.4f}", r.samples,
+                                 100.0 * r.accuracy, r.loss + 0.0);
+  if (best) {
+    if (writes_files()) save_checkpoint(run->best_checkpoint(), pos, /*latest=*/false);
+    line += fmt::format("  best {} so far: checkpoints/best.safetensors", selection->metric());
+  } else {
+    line += fmt::format("  (best {} {:.4f} at epoch {})", selection->metric(), selection->best().value_or(0.0),
+                        selection->best_epoch());
+  }
+  progress->message(line);
+  const EarlyStoppingConfig& es = train.early_stopping;
+  if (!es.enabled || !selection->exhausted()) return true;
+  stopped_early_at = epoch;
+  progress->message(fmt::format("early stopping: {} did not improve for {} epochs; the best was epoch {} ({:.4f})",
+                                selection->metric(), es.patience, selection->best_epoch(),
+                                selection->best().value_or(0.0)));
+  Record stop("early_stop", epoch, pos.step);
+  stop.set("metric", selection->metric()).set("best_epoch", selection->best_epoch());
+  if (selection->best()) stop.set("best", *selection->best());
+  metrics->log(stop);
+  return false;
+}
+
+void PipelineState::restore_best() {
+  const std::filesystem::path file = run->best_checkpoint().string() + ".safetensors";
+  if (!selection->best()) return;  // (no epoch improved: nothing to go back to)
+  // Rank 0 wrote the file; the others take its weights from rank 0 (they may not see its disk).
+  if (writes_files()) model->load_state_dict(load_checkpoint(file).model, /*strict=*/true);
+  if (group != nullptr) broadcast_module(*model, group->comm());
+  forget_evaluation();
+  out << fmt::format("early stopping: restored the weights of epoch {} ({} {:.4f}) from {}\n",
+                     selection->best_epoch(), selection->metric(), selection->best().value_or(0.0), file.string());
 }
 
 void PipelineState::refuse_nonfinite_weights(int64_t step) const {

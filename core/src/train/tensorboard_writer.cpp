@@ -43,8 +43,11 @@ void TensorBoardWriter::write(const Record& record) {
     scalar(record, "lr", "train/lr");
     scalar(record, "images_per_s", "train/images_per_s");
   } else if (event == "eval") {
-    scalar(record, "loss", "eval/loss");
-    scalar(record, "accuracy", "eval/accuracy");
+    const Record::Value* split = record.find("split");
+    const bool validation = split != nullptr && std::holds_alternative<std::string>(*split) &&
+                            std::get<std::string>(*split) == "validation";
+    scalar(record, "loss", validation ? "validation/loss" : "eval/loss");
+    scalar(record, "accuracy", validation ? "validation/accuracy" : "eval/accuracy");
   } else if (event == "epoch") {
     scalar(record, "loss", "epoch/loss");
   }

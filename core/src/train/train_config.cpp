@@ -50,6 +50,7 @@ config::Schema train_schema() {
                  return c;
                }())
       .boolean("eval_every_epoch")
+      .section("early_stopping", early_stopping_schema())
       .any("optimizer")
       .any("callbacks")
       .section("scheduler", optim::scheduler_schema());
@@ -97,6 +98,7 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
       if (ck["segments"]) c.checkpointing_segments = ck["segments"].as<int64_t>();
     }
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
+    c.early_stopping = parse_early_stopping(node["early_stopping"]);
     // Only present keys: indexing a missing key gives an invalid node that throws when assigned.
     if (const YAML::Node o = node["optimizer"]) c.optimizer = o;
     if (const YAML::Node s = node["scheduler"]) c.scheduler = s;

@@ -261,8 +261,9 @@ TrainStatus train_loop(const TrainContext& ctx, const TrainConfig& config, const
       r.set("device", model.device().str()).set("ops_by_backend", RawJson{ops_by_backend_json()});
       ctx.metrics->log(r);
     }
-    if (on_epoch_end) on_epoch_end(epoch + 1, position, shown_loss);
+    const bool go_on = !on_epoch_end || on_epoch_end(epoch + 1, position, shown_loss);
     each([&](TrainCallback& cb) { cb.on_epoch_end(state); });
+    if (!go_on) return TrainStatus::Finished;
     if (stop && position.step < plan.total_steps) return TrainStatus::Interrupted;
   }
   return TrainStatus::Finished;

@@ -31,6 +31,9 @@ struct DataConfig {
   Augment augment;              ///< training only
   SyntheticSpec synthetic;
   int64_t synthetic_test_size = 256;
+  /// `data.validation.fraction`: the share of the training set held out for validation (0 = none;
+  /// a dataset's own validation split, e.g. image_folder.validation, takes precedence).
+  double validation_fraction = 0.0;
   YAML::Node section;  ///< `data.<dataset>:`, the dataset type's own keys (undefined when absent)
   /// The model's `input_shape` (one sample, no batch dim), when the config gives one: datasets
   /// that resize their samples (image_folder) default to it. Not a `data:` key.
@@ -43,6 +46,8 @@ struct DataConfig {
 ///   shuffle, drop_last: bool
 ///   normalize: {mean: number or list, std: number or list}
 ///   augment: {random_crop: {padding: int}, hflip: bool}
+///   validation: {fraction: 0.1}: hold out that share of the training set for per-epoch
+///   validation (model selection, early stopping); the test split is then used once, at the end
 ///   synthetic: {size, test_size, channels, height, width, classes}; generally `<dataset>:` holds
 ///   the keys of that dataset type (dataset_registry)
 config::Schema data_schema();
@@ -61,10 +66,14 @@ YAML::Node data_config_yaml(const DataConfig& config);
 struct DataLoaders {
   std::unique_ptr<DataLoader> train;
   std::unique_ptr<DataLoader> test;
+  /// The validation split (data.validation or the dataset's own), read like the test split;
+  /// null when there is none.
+  std::unique_ptr<DataLoader> validation;
   std::vector<std::string> class_names;  ///< the dataset's, for the confusion matrix
 };
 /// The train loader takes shard `rank` of `world_size` (distributed training: data.batch_size is
-/// then each rank's); the test loader always reads the whole test split.
+/// then each rank's); the test and validation loaders always read their whole split. A
+/// validation fraction is held out of the training set before sharding, the same on every rank.
 DataLoaders make_data_loaders(const DataConfig& config, uint64_t seed, int rank = 0, int world_size = 1);
 
 }  // namespace ingot::data

@@ -29,11 +29,14 @@ struct Checkpoint {
   /// The loss scaler's scalars (amp::GradScaler::state_dict()); empty when loss scaling is off and
   /// in checkpoints written before it was recorded.
   std::map<std::string, std::string> scaler;
+  /// The best-epoch tracker's state (ModelSelection::state()); empty without a validation split.
+  std::map<std::string, std::string> selection;
 };
 
 /// Writes `file` (".safetensors"): tensors "model/<name>" and "optimizer/<name>", metadata
 /// "ingot_checkpoint" = "1", the position, the optimizer's scalars as "optimizer/<key>" and the
-/// loss scaler's as "scaler/<key>" (none when it has none).
+/// loss scaler's as "scaler/<key>" (none when it has none), the best-epoch tracker's as
+/// "selection/<key>".
 /// Atomic: a crash leaves the previous file (or none), never a half-written one.
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& checkpoint);
 

@@ -20,6 +20,7 @@
 #include "ingot/parallel/parallel_config.h"
 #include "ingot/parallel/process_group.h"
 #include "ingot/train/callback.h"
+#include "ingot/train/early_stopping.h"
 #include "ingot/train/evaluate.h"
 #include "ingot/train/memory_estimate.h"
 #include "ingot/train/memory_watch.h"
@@ -75,6 +76,10 @@ struct PipelineState {
   std::unique_ptr<ProgressBar> progress;
 
   TrainPosition position;
+  /// The best epoch on the validation split (null without one): checkpoints/best.safetensors and
+  /// train.early_stopping. Its state travels in checkpoints.
+  std::unique_ptr<ModelSelection> selection;
+  int64_t stopped_early_at = 0;  ///< the epoch early stopping ended training after (0: it did not)
   std::optional<EvalResult> last_eval;
   int64_t last_eval_step = -1;  ///< position.step when last_eval was taken
   double last_train_loss = std::nan("");
@@ -91,8 +96,14 @@ struct PipelineState {
   /// Callbacks of the trainer, in order (stages and extensions add theirs before training).
   std::vector<std::unique_ptr<TrainCallback>> callbacks;
 
-  /// Saves a checkpoint of the current model and optimizer at `pos` as STEM.safetensors.
-  void save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos);
+  /// Saves a checkpoint of the current model and optimizer at `pos` as STEM.safetensors; `latest`:
+  /// it becomes the one a resume starts from (not for best.safetensors).
+  void save_checkpoint(const std::filesystem::path& stem, const TrainPosition& pos, bool latest = true);
+  /// After epoch `epoch`: evaluates the validation split, logs it, saves best.safetensors when it
+  /// improved, and returns whether training goes on (false: train.early_stopping's patience ran out).
+  bool validate_epoch(int64_t epoch, const TrainPosition& pos);
+  /// Loads checkpoints/best.safetensors' weights into the model (train.early_stopping.restore_best).
+  void restore_best();
   /// Throws NonFiniteError (nothing saved) when a weight is not finite.
   void refuse_nonfinite_weights(int64_t step) const;
   /// Evaluates the model on the test split (recording the result and its step).

@@ -55,6 +55,8 @@ class RunDir {
   std::filesystem::path epoch_checkpoint(int64_t epoch) const;
   /// checkpoints/step-NNNNNNNN, for a checkpoint taken mid-epoch (Ctrl-C, SIGTERM).
   std::filesystem::path step_checkpoint(int64_t step) const;
+  /// checkpoints/best: the best epoch on the validation split so far (never resumed from).
+  std::filesystem::path best_checkpoint() const { return checkpoints_dir() / "best"; }
 
   /// Records `stem` (a path returned by epoch_checkpoint / step_checkpoint) as the newest
   /// checkpoint, atomically. Call it only after every file of that checkpoint is durable: the

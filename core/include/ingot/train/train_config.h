@@ -12,6 +12,7 @@
 #include "ingot/amp/grad_scaler.h"
 #include "ingot/config/schema.h"
 #include "ingot/nn/loss_registry.h"
+#include "ingot/train/early_stopping.h"
 #include "ingot/tensor/dtype.h"
 
 namespace ingot::train {
@@ -49,7 +50,8 @@ struct TrainConfig {
   /// train.checkpointing.segments: recompute the model's Sequential in this many segments in the
   /// backward pass instead of keeping their activations (0 = off).
   int64_t checkpointing_segments = 0;
-  bool eval_every_epoch = true;           ///< evaluate on the test split after each epoch
+  bool eval_every_epoch = true;           ///< evaluate after each epoch (on validation when there is one)
+  EarlyStoppingConfig early_stopping;     ///< train.early_stopping (needs a validation split)
   YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
   YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)
   YAML::Node callbacks;                   ///< `train.callbacks` (make_callbacks)
@@ -57,7 +59,7 @@ struct TrainConfig {
 
 /// Keys of `train:`: epochs, steps, accumulate, clip_grad_norm, clip_grad_value, loss
 /// ({type: ...} or a type name; its keys are checked by the loss registry), log_every, checkpoint_every,
-/// eval_every_epoch, optimizer, scheduler.
+/// eval_every_epoch, early_stopping, optimizer, scheduler.
 config::Schema train_schema();
 
 /// Reads a validated `train:` node (undefined = the defaults with AdamW).

@@ -50,8 +50,9 @@ TrainPlan make_train_plan(const TrainConfig& config, int64_t batches_per_epoch);
 
 enum class TrainStatus { Finished, Interrupted, Failed };
 
-/// Called after each finished epoch (1-based `epoch`) with the position at its end.
-using EpochEnd = std::function<void(int64_t epoch, const TrainPosition& position, double train_loss)>;
+/// Called after each finished epoch (1-based `epoch`) with the position at its end; returns
+/// whether training goes on (false: stop here, finished — early stopping).
+using EpochEnd = std::function<bool(int64_t epoch, const TrainPosition& position, double train_loss)>;
 /// Called after each optimizer step with the position after it (a step checkpoint may be taken).
 using StepEnd = std::function<void(const TrainPosition& position)>;
 
