@@ -1,25 +1,29 @@
 // `ingot predict RUN INPUT... [--top-k K] [-o FILE.csv] [--batch N] [--set KEY=VALUE]`: the trained
 // model of a run folder (its config.resolved.yaml and model.safetensors, else its newest
-// checkpoint) on arrays of samples (.npy, .npz member x, IDX files), normalised as in training,
-// batched, on the config's backend; prints or writes class, probability and the top k.
+// checkpoint) on arrays of samples (.npy, .npz member x, IDX files), CSV tables, PNG / JPEG images
+// and folders of them, prepared and normalised as in training, batched, on the config's backend;
+// prints or writes class, probability and the top k.
 #include <boost/program_options.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "cli.h"
-#include "trained_model.h"
 #include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
+#include "ingot/data/csv_dataset.h"
 #include "ingot/data/data_config.h"
 #include "ingot/data/idx.h"
+#include "ingot/data/image_folder.h"
 #include "ingot/data/npy.h"
 #include "ingot/ops/indexing.h"
 #include "ingot/ops/norm.h"
+#include "trained_model.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -27,20 +31,59 @@ namespace fs = std::filesystem;
 namespace ingot::cli {
 namespace {
 
-/// Samples of one input file as f32 [N, *shape], normalised as the run's data were: bytes scaled
-/// to [0, 1] (npy uint8, IDX), floats as stored, then data.normalize.
-Tensor read_samples(const std::string& path, const Shape& shape, const data::Normalize& normalize) {
+/// One input's samples, f32 [N, *input_shape] normalised, and the file each row came from
+/// (images; empty for arrays and tables, whose rows are named input[index]).
+struct Samples {
+  Tensor x;
+  std::vector<std::string> files;
+};
+
+bool is_csv(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".csv";
+}
+
+/// The images as the run's image_folder dataset prepares them: channels and size of the model's
+/// input, data.image_folder.resize (crop when the run names none), bytes scaled to [0, 1].
+std::vector<float> image_values(const std::vector<std::string>& files, const TrainedModel& m) {
+  data::ResizeMode mode = data::ResizeMode::Crop;
+  if (m.data.dataset == "image_folder" && m.data.section.IsMap() && m.data.section["resize"])
+    mode = data::parse_resize_mode(m.data.section["resize"].Scalar(), "data.image_folder.resize");
+  const std::vector<uint8_t> bytes = data::load_image_samples(files, m.input_shape, mode);
+  std::vector<float> values(bytes.size());
+  std::transform(bytes.begin(), bytes.end(), values.begin(), [](uint8_t b) { return b / 255.0f; });
+  return values;
+}
+
+/// Samples of one input, normalised as the run's data were: images converted and resized, CSV
+/// feature columns (the label column left out), bytes scaled to [0, 1] (npy uint8, IDX), floats
+/// as stored, then data.normalize.
+Samples read_samples(const std::string& path, const TrainedModel& m) {
+  const Shape& shape = m.input_shape;
   std::vector<int64_t> dims;
   std::vector<float> values;
-  if (path.ends_with(".npy") || path.ends_with(".npz")) {
+  Samples out;
+  std::error_code ec;
+  if (fs::is_directory(path, ec) || data::is_image_path(path)) {
+    out.files = fs::is_directory(path, ec) ? data::image_files(path) : std::vector<std::string>{path};
+    INGOT_CHECK_AS(!out.files.empty(), InputError, "{}: no .png, .jpg or .jpeg images in the folder", path);
+    values = image_values(out.files, m);
+    dims = {static_cast<int64_t>(out.files.size()), shape.numel()};
+  } else if (is_csv(path)) {
+    const YAML::Node section = m.data.dataset == "csv" ? m.data.section : YAML::Node();
+    values = data::csv_features(path, data::csv_options(section), shape.numel());
+    dims = {static_cast<int64_t>(values.size()) / shape.numel(), shape.numel()};
+  } else if (path.ends_with(".npy") || path.ends_with(".npz")) {
     const data::NpyArray a = path.ends_with(".npy") ? data::read_npy(path) : data::read_npz(path, "x");
     dims = a.shape;
     values = data::npy_to_floats(a, path);
-  } else {  // IDX (images as bytes), gzipped or not
-    const data::IdxArray a = data::read_idx(path);
+  } else {  // IDX, gzipped or not: bytes scaled, other types as stored
+    const data::IdxArray a = data::read_idx_any(path);
     dims = a.dims;
-    values.resize(a.data.size());
-    std::transform(a.data.begin(), a.data.end(), values.begin(), [](uint8_t b) { return b / 255.0f; });
+    values = data::idx_floats(a);
+    if (a.type == data::kIdxUbyte)
+      for (float& v : values) v /= 255.0f;
   }
   INGOT_CHECK_AS(!dims.empty() && dims[0] > 0, InputError, "{}: no samples", path);
   const int64_t n = dims[0], per = static_cast<int64_t>(values.size()) / n;
@@ -49,10 +92,11 @@ Tensor read_samples(const std::string& path, const Shape& shape, const data::Nor
                  "samples hold that many values",
                  path, per, Shape(std::vector<int64_t>(dims.begin() + 1, dims.end())).str(), shape.numel(),
                  shape.str());
-  data::normalize_samples(values, shape, normalize, path);
+  data::normalize_samples(values, shape, m.data.normalize, path);
   Shape full{n};
   for (int64_t d : shape) full.push_back(d);
-  return Tensor::from_vector(values, full);
+  out.x = Tensor::from_vector(values, full);
+  return out;
 }
 
 }  // namespace
@@ -73,10 +117,15 @@ int cmd_predict(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
-  constexpr const char* kUsage = "usage: ingot predict RUN_FOLDER INPUT... [--top-k K] [-o FILE.csv] [--batch N] "
-                                 "[--set KEY=VALUE]... (INPUT: .npy, .npz with member x, or IDX files)";
+  constexpr const char* kUsage =
+      "usage: ingot predict RUN_FOLDER INPUT... [--top-k K] [-o FILE.csv] [--batch N] [--set KEY=VALUE]... (INPUT: "
+      ".npy, .npz with member x, IDX, .csv, .png / .jpg / .jpeg images, or folders of images)";
   if (vm.count("help")) {
-    std::cout << kUsage << "\n\n" << opts;
+    std::cout << kUsage << "\n\n"
+              << "Arrays (.npy, .npz, IDX) hold samples [N, ...]; a .csv table gives its feature columns (the run's "
+                 "label column is left out when present); images, and every image in a folder (recursively, "
+                 "sorted), are converted and resized as the run's image_folder data, one row per file.\n\n"
+              << opts;
     return 0;
   }
   if (!vm.count("run") || !vm.count("inputs")) throw ConfigError(kUsage);
@@ -84,8 +133,8 @@ int cmd_predict(const std::vector<std::string>& args) {
   const int64_t top_k = vm["top-k"].as<int64_t>(), batch = vm["batch"].as<int64_t>();
   INGOT_CHECK_AS(top_k >= 1 && batch >= 1, ConfigError, "--top-k and --batch must be at least 1");
 
-  const TrainedModel m = load_trained_model(run, vm.count("set") ? vm["set"].as<std::vector<std::string>>()
-                                                                  : std::vector<std::string>{});
+  const TrainedModel m =
+      load_trained_model(run, vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   std::cerr << fmt::format("predict: {} on {}\n", m.weights, m.sel.device.str());
 
   std::ofstream csv;
@@ -96,7 +145,8 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   const NoGradGuard no_grad;
   for (const std::string& input : vm["inputs"].as<std::vector<std::string>>()) {
-    const Tensor x = read_samples(input, m.input_shape, m.data.normalize);
+    const Samples samples = read_samples(input, m);
+    const Tensor& x = samples.x;
     for (int64_t from = 0; from < x.size(0); from += batch) {
       const int64_t to = std::min(x.size(0), from + batch);
       const Tensor logits = (*m.model)(x.slice(0, from, to).contiguous().to(m.sel.device)).to(Device::cpu());
@@ -109,10 +159,16 @@ int cmd_predict(const std::vector<std::string>& args) {
         std::string list;
         for (int64_t j = 0; j < k; ++j)
           list += fmt::format("{}{} {:.4f}", j ? "; " : "", m.class_name(c[i * k + j]), p[i * k + j]);
+        // An image is its own input (index 0); rows of an array or a table are input[index].
+        const bool image = !samples.files.empty();
+        const std::string& name = image ? samples.files[static_cast<size_t>(from + i)] : input;
+        const int64_t index = image ? 0 : from + i;
         if (csv.is_open())
-          csv << fmt::format("{},{},{},{},{:.6f},\"{}\"\n", input, from + i, c[i * k], m.class_name(c[i * k]), p[i * k], list);
+          csv << fmt::format("{},{},{},{},{:.6f},\"{}\"\n", name, index, c[i * k], m.class_name(c[i * k]), p[i * k],
+                             list);
         else
-          std::cout << fmt::format("{}[{}]  {}  {:.4f}  ({})\n", input, from + i, m.class_name(c[i * k]), p[i * k], list);
+          std::cout << fmt::format("{}  {}  {:.4f}  ({})\n", image ? name : fmt::format("{}[{}]", name, index),
+                                   m.class_name(c[i * k]), p[i * k], list);
       }
     }
   }

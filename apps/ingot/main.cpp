@@ -31,6 +31,8 @@ constexpr const char* kUsage =
     "                        (--memory-report: peak memory per stage, largest tensors at the peak)\n"
     "  predict RUN INPUT...  class, probability and top k of a run's model on .npy / .npz / IDX samples\n"
     "                        ([-o FILE.csv] [--top-k K] [--batch N] [--set KEY=VALUE])\n"
+    "  report RUN [RUN...]   a self-contained HTML page of a run's curves and tables, or of several\n"
+    "                        runs compared ([-o FILE.html]; docs/report.md)\n"
     "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
     "                        on in-memory data ([--json] [--profile[=DIR]] [--steps N] [--set KEY=VALUE] ...)\n"
     "  launch --nproc-per-node N run CONFIG.yaml\n"
@@ -104,6 +106,7 @@ int run_main(int argc, char** argv) {
   if (command == "bench") return ingot::cli::cmd_bench(rest);
   if (command == "doctor") return ingot::cli::cmd_doctor(rest);
   if (command == "predict") return ingot::cli::cmd_predict(rest);
+  if (command == "report") return ingot::cli::cmd_report(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

@@ -6,7 +6,7 @@ _ingot() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD - 1]}"
-  local commands="plugins doctor run predict bench launch"
+  local commands="plugins doctor run predict report bench launch"
   # The command: the first word that is not a global option (or --log's value).
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; ++i)); do
@@ -32,6 +32,15 @@ _ingot() {
         COMPREPLY=($(compgen -W "--top-k --output --batch --set --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      ;;
+    report)
+      if [[ "$prev" == "-o" || "$prev" == "--output" ]]; then
+        COMPREPLY=($(compgen -f -- "$cur"))
+      elif [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "--output --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -d -- "$cur"))
       fi
       ;;
     launch)

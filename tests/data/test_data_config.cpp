@@ -65,7 +65,7 @@ synthetic: {size: 50, test_size: 20, channels: 3, height: 8, width: 9, classes: 
 
 TEST_CASE("data config: bad keys and values name the key", "[data][config]") {
   CHECK_THAT(config_error_of("batch_sise: 3"), Contains("batch_sise") && Contains("batch_size"));
-  CHECK_THAT(config_error_of("dataset: cifar"), Contains("csv, fashion_mnist, npy, synthetic"));
+  CHECK_THAT(config_error_of("dataset: cifar"), Contains("csv, fashion_mnist, idx, image_folder, npy, synthetic"));
   CHECK_THAT(config_error_of("workers: -1"), Contains("data.workers") && Contains(">= 0"));
   CHECK_THAT(config_error_of("augment: {random_crop: {pading: 2}}"), Contains("padding"));
   CHECK_THAT(config_error_of("normalize: {mean: abc}"), Contains("cfg.yaml:1") && Contains("data.normalize.mean"));

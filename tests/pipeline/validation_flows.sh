@@ -77,4 +77,5 @@ set -e
 [ $rc -eq 2 ] || { cat "$work/out3.txt"; fail "exit $rc, want 2"; }
 [ "$(grep -c . "$work/out3.txt")" -eq 1 ] || { cat "$work/out3.txt"; fail "more than one line"; }
 grep -q "train.early_stopping.*add data.validation: {fraction: 0.1}" "$work/out3.txt" || { cat "$work/out3.txt"; fail "message"; }
+grep -q "best on validation</th><td>epoch 1, val_loss" "$run/report.html" || fail "report.html does not show the best epoch"
 echo "validation flows: ok"

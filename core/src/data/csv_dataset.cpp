@@ -62,7 +62,7 @@ std::vector<std::string> split(const std::string& line, char delimiter) {
   return out;
 }
 
-CsvTable read_table(const std::string& path, const CsvOptions& o) {
+CsvTable read_table(const std::string& path, const CsvOptions& o, size_t min_columns = 2) {
   std::ifstream in(path);
   if (!in)
     fail(
@@ -89,7 +89,7 @@ CsvTable read_table(const std::string& path, const CsvOptions& o) {
     t.rows.push_back(std::move(fields));
   }
   if (t.rows.empty()) fail(fmt::format("{}: no data rows", path));
-  if (t.columns.size() < 2)
+  if (t.columns.size() < min_columns)
     fail(fmt::format("{}: one column only; a feature column and a label column are needed", path));
   return t;
 }
@@ -188,6 +188,32 @@ DatasetSplits csv_datasets(const std::string& train, const std::string& test, co
   return splits;
 }
 
+CsvOptions csv_options(const YAML::Node& section) {
+  CsvOptions o;
+  if (!section || !section.IsMap()) return o;
+  if (const YAML::Node label = section["label"]) {
+    if (!label.IsScalar()) throw ConfigError("data.csv.label: give a column name or a 0-based column index");
+    o.label = label.Scalar();
+  }
+  if (section["header"]) o.header = section["header"].as<bool>();
+  if (const YAML::Node d = section["delimiter"]) {
+    if (d.Scalar().size() != 1)
+      throw ConfigError(fmt::format("data.csv.delimiter: one character, got '{}'", d.Scalar()));
+    o.delimiter = d.Scalar()[0];
+  }
+  return o;
+}
+
+std::vector<float> csv_features(const std::string& path, const CsvOptions& options, int64_t features) {
+  CsvTable t = read_table(path, options, 1);
+  const int64_t columns = static_cast<int64_t>(t.columns.size());
+  if (columns == features + 1) return features_of(t, label_column(t, options.label));
+  if (columns != features)
+    fail(fmt::format("{}: {} columns, but the model takes {} features (and the label column may be there too)", path,
+                     columns, features));
+  return features_of(t, t.columns.size());
+}
+
 void register_csv_dataset(DatasetRegistry& registry) {
   config::Schema keys;
   keys.string("train", true).string("test", true).any("label").boolean("header").string("delimiter");
@@ -196,18 +222,7 @@ void register_csv_dataset(DatasetRegistry& registry) {
        [](const YAML::Node& section, const std::string&, const DataConfig& c, uint64_t) {
          if (!section || !section.IsMap() || !section["train"] || !section["test"])
            throw ConfigError("data.csv: give the files, e.g. data: {dataset: csv, csv: {train: a.csv, test: b.csv}}");
-         CsvOptions o;
-         if (const YAML::Node label = section["label"]) {
-           if (!label.IsScalar()) throw ConfigError("data.csv.label: give a column name or a 0-based column index");
-           o.label = label.Scalar();
-         }
-         if (section["header"]) o.header = section["header"].as<bool>();
-         if (const YAML::Node d = section["delimiter"]) {
-           if (d.Scalar().size() != 1)
-             throw ConfigError(fmt::format("data.csv.delimiter: one character, got '{}'", d.Scalar()));
-           o.delimiter = d.Scalar()[0];
-         }
-         return csv_datasets(section["train"].Scalar(), section["test"].Scalar(), o, c.normalize);
+         return csv_datasets(section["train"].Scalar(), section["test"].Scalar(), csv_options(section), c.normalize);
        },
        "numeric columns of a train and a test CSV file and a label column (data.csv: train, test, label, header, "
        "delimiter)"});

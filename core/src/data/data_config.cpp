@@ -4,6 +4,8 @@
 #include "ingot/data/csv_dataset.h"
 #include "ingot/data/dataset_registry.h"
 #include "ingot/data/fashion_mnist.h"
+#include "ingot/data/idx_dataset.h"
+#include "ingot/data/image_folder.h"
 #include "ingot/data/npy_dataset.h"
 #include "ingot/data/subset_dataset.h"
 
@@ -140,7 +142,8 @@ YAML::Node data_config_yaml(const DataConfig& c) {
   n["prefetch"] = c.prefetch;
   n["shuffle"] = c.shuffle;
   n["drop_last"] = c.drop_last;
-  if (c.dataset == "fashion_mnist" || c.dataset == "csv" || c.dataset == "npy") {
+  if (c.dataset == "fashion_mnist" || c.dataset == "csv" || c.dataset == "npy" || c.dataset == "image_folder" ||
+      c.dataset == "idx") {
     const Normalize norm = resolved_normalize(c);
     n["normalize"]["mean"] = values_yaml(norm.mean);
     n["normalize"]["std"] = values_yaml(norm.std);
@@ -188,6 +191,8 @@ void add_builtins(DatasetRegistry& r) {
          "per-class patterns plus noise, made in memory (data.synthetic: size, test_size, shape, classes)"});
   register_csv_dataset(r);
   register_npy_dataset(r);
+  register_image_folder_dataset(r);
+  register_idx_dataset(r);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -14,7 +16,6 @@
 namespace ingot::data {
 namespace {
 
-constexpr uint8_t kUbyte = 0x08;
 constexpr int kMaxIdxDims = 8;
 constexpr int64_t kMaxElements = int64_t{1} << 31;
 constexpr unsigned kChunk = 1u << 20;          // bytes per gzread call
@@ -25,7 +26,40 @@ struct GzCloser {
 };
 using GzHandle = std::unique_ptr<gzFile_s, GzCloser>;
 
-const char* idx_dtype_name(uint8_t code) {
+/// Bytes per element of a type code; 0 for an unknown code.
+size_t type_size(uint8_t code) {
+  switch (code) {
+    case kIdxUbyte:
+    case kIdxByte:
+      return 1;
+    case kIdxInt16:
+      return 2;
+    case kIdxInt32:
+    case kIdxFloat32:
+      return 4;
+    case kIdxFloat64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+/// Reverses each `size`-byte element (big-endian file <-> little-endian host).
+void swap_elements(std::vector<uint8_t>& data, size_t size) {
+  if (size <= 1 || std::endian::native == std::endian::big) return;
+  for (size_t i = 0; i + size <= data.size(); i += size) std::reverse(data.begin() + i, data.begin() + i + size);
+}
+
+template <class T>
+T element(const IdxArray& a, int64_t i) {
+  T v;
+  std::memcpy(&v, a.data.data() + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+const char* idx_type_name(uint8_t code) {
   switch (code) {
     case 0x08:
       return "unsigned byte";
@@ -43,6 +77,8 @@ const char* idx_dtype_name(uint8_t code) {
       return "unknown";
   }
 }
+
+namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw InputError(fmt::format("{}: {}", path, what));
@@ -77,9 +113,7 @@ uint32_t big_endian_u32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
-}  // namespace
-
-IdxArray read_idx(const std::string& path, const std::string& missing_hint) {
+IdxArray read_idx_impl(const std::string& path, const std::string& missing_hint, bool bytes_only) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     fail(path, fmt::format("file not found; {}", missing_hint.empty() ? "check the path" : missing_hint));
@@ -97,10 +131,12 @@ IdxArray read_idx(const std::string& path, const std::string& missing_hint) {
   if (got_magic < 4) not_idx(fmt::format("truncated header, {} of 4 magic bytes", got_magic));
   if (magic[0] != 0 || magic[1] != 0)
     not_idx(fmt::format("bad magic {:02x} {:02x} {:02x} {:02x}", magic[0], magic[1], magic[2], magic[3]));
-  if (magic[2] != kUbyte) {
+  if (bytes_only && magic[2] != kIdxUbyte) {
     fail(path, fmt::format("IDX data type 0x{:02x} ({}) is not supported; only unsigned bytes (0x08) are", magic[2],
-                           idx_dtype_name(magic[2])));
+                           idx_type_name(magic[2])));
   }
+  const size_t size = type_size(magic[2]);
+  if (size == 0) not_idx(fmt::format("unknown data type 0x{:02x}", magic[2]));
   const int ndims = magic[3];
   if (ndims < 1 || ndims > kMaxIdxDims) not_idx(fmt::format("{} dimensions (1 to {} allowed)", ndims, kMaxIdxDims));
 
@@ -112,6 +148,7 @@ IdxArray read_idx(const std::string& path, const std::string& missing_hint) {
                            got_dims));
   }
   IdxArray out;
+  out.type = magic[2];
   int64_t elements = 1;
   for (int d = 0; d < ndims; ++d) {
     const int64_t size = big_endian_u32(dim_bytes + 4 * d);
@@ -131,7 +168,7 @@ IdxArray read_idx(const std::string& path, const std::string& missing_hint) {
   }
 
   // The buffer grows with the data actually decompressed, so a lying header costs no memory.
-  const size_t expected = static_cast<size_t>(elements);
+  const size_t expected = static_cast<size_t>(elements) * size;
   out.data.reserve(std::min(expected, kInitialReserve));
   size_t have = 0;
   while (have < expected) {
@@ -155,22 +192,96 @@ IdxArray read_idx(const std::string& path, const std::string& missing_hint) {
             "{}{} bytes after the {} bytes of data the header (dims {}) announces; the file is corrupt, re-download it",
             trailing == sizeof extra ? "at least " : "", trailing, expected, fmt::join(out.dims, "x")));
   }
+  swap_elements(out.data, size);
+  return out;
+}
+
+}  // namespace
+
+int64_t IdxArray::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+IdxArray read_idx(const std::string& path, const std::string& missing_hint) {
+  return read_idx_impl(path, missing_hint, true);
+}
+
+IdxArray read_idx_any(const std::string& path, const std::string& missing_hint) {
+  return read_idx_impl(path, missing_hint, false);
+}
+
+std::vector<float> idx_floats(const IdxArray& a) {
+  const int64_t n = a.numel();
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    float& v = out[static_cast<size_t>(i)];
+    switch (a.type) {
+      case kIdxUbyte:
+        v = a.data[static_cast<size_t>(i)];
+        break;
+      case kIdxByte:
+        v = element<int8_t>(a, i);
+        break;
+      case kIdxInt16:
+        v = element<int16_t>(a, i);
+        break;
+      case kIdxInt32:
+        v = static_cast<float>(element<int32_t>(a, i));
+        break;
+      case kIdxFloat32:
+        v = element<float>(a, i);
+        break;
+      default:
+        v = static_cast<float>(element<double>(a, i));
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> idx_integers(const IdxArray& a, const std::string& path) {
+  INGOT_CHECK_AS(a.type != kIdxFloat32 && a.type != kIdxFloat64, InputError,
+                 "{}: holds {} values, but class numbers must be integers (IDX type 0x08 or 0x0C)", path,
+                 idx_type_name(a.type));
+  const int64_t n = a.numel();
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t& v = out[static_cast<size_t>(i)];
+    switch (a.type) {
+      case kIdxUbyte:
+        v = a.data[static_cast<size_t>(i)];
+        break;
+      case kIdxByte:
+        v = element<int8_t>(a, i);
+        break;
+      case kIdxInt16:
+        v = element<int16_t>(a, i);
+        break;
+      default:
+        v = element<int32_t>(a, i);
+        break;
+    }
+  }
   return out;
 }
 
 void write_idx(const std::string& path, const IdxArray& array, bool gzip) {
-  int64_t elements = 1;
-  for (int64_t d : array.dims) elements *= d;
-  INGOT_CHECK(
-      !array.dims.empty() && array.dims.size() <= kMaxIdxDims && elements == static_cast<int64_t>(array.data.size()),
-      "write_idx: {}: dims {} do not match {} bytes of data", path, fmt::join(array.dims, "x"), array.data.size());
-  std::vector<uint8_t> bytes = {0, 0, kUbyte, static_cast<uint8_t>(array.dims.size())};
+  const size_t size = type_size(array.type);
+  INGOT_CHECK(size > 0 && !array.dims.empty() && array.dims.size() <= kMaxIdxDims &&
+                  array.numel() * static_cast<int64_t>(size) == static_cast<int64_t>(array.data.size()),
+              "write_idx: {}: dims {} of {} do not match {} bytes of data", path, fmt::join(array.dims, "x"),
+              idx_type_name(array.type), array.data.size());
+  std::vector<uint8_t> bytes = {0, 0, array.type, static_cast<uint8_t>(array.dims.size())};
   for (int64_t d : array.dims) {
     const auto v = static_cast<uint32_t>(d);
     bytes.insert(bytes.end(), {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16),
                                static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v)});
   }
-  bytes.insert(bytes.end(), array.data.begin(), array.data.end());
+  std::vector<uint8_t> data = array.data;
+  swap_elements(data, size);
+  bytes.insert(bytes.end(), data.begin(), data.end());
   GzHandle f(gzopen(path.c_str(), gzip ? "wb6" : "wbT"));
   INGOT_CHECK_AS(f != nullptr, InputError, "{}: cannot be opened for writing; check the folder exists and is writable",
                  path);

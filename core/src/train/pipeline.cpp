@@ -37,6 +37,7 @@
 #include "ingot/train/out_of_memory.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/resume_check.h"
+#include "ingot/train/run_report.h"
 #include "ingot/train/stage.h"
 #include "ingot/train/stage_report.h"
 
@@ -59,8 +60,16 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->data.input_shape = nn::model_input_shape(cfg.node("model"), file);
   s->train = parse_train_config(cfg.node("train"), file);
   s->report = parse_report_config(cfg.node("report"), file);
+  // Data parallel: each rank trains on its shard; data.batch_size is each rank's.
+  const bool ddp = group != nullptr && parallel.mode == "ddp";
+  s->loaders = ddp ? data::make_data_loaders(s->data, s->seed, group->rank(), group->world_size())
+                   : data::make_data_loaders(s->data, s->seed);
+  // A conv preset without `classes` gets the data's (what the run records in config.resolved.yaml).
+  const YAML::Node model_node = cfg.node("model");
+  if (model_node["preset"] && model_node["preset"].Scalar() != "mlp" && !model_node["classes"])
+    s->inferred_classes = s->loaders.train->dataset().num_classes();
   std::string init_report;
-  s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen, &init_report);
+  s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen, &init_report, s->inferred_classes);
   if (!init_report.empty()) out << init_report << "\n";
   if (s->train.amp.enabled) {
     if (const std::string why = amp::autocast_unsupported_reason(device, s->train.amp.dtype); !why.empty())
@@ -69,10 +78,6 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   s->scaler = std::make_unique<amp::GradScaler>(s->train.amp.scaler);
   if (s->train.checkpointing_segments > 0)  // train.checkpointing: recompute segments in backward
     nn::apply_checkpointing(*s->model, s->train.checkpointing_segments, cfg.where("train.checkpointing.segments"));
-  // Data parallel: each rank trains on its shard; data.batch_size is each rank's.
-  const bool ddp = group != nullptr && parallel.mode == "ddp";
-  s->loaders = ddp ? data::make_data_loaders(s->data, s->seed, group->rank(), group->world_size())
-                   : data::make_data_loaders(s->data, s->seed);
   if (s->loaders.validation) {
     s->selection = std::make_unique<ModelSelection>(s->train.early_stopping);
   } else if (s->train.early_stopping.enabled) {
@@ -90,12 +95,20 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
                                   expected->str(), sample.str()));
   Shape probe{1};
   for (int64_t d : sample) probe.push_back(d);
+  Shape output;
   try {
-    (void)s->model->output_shape(probe);  // shape errors between data and model, before any work
+    output = s->model->output_shape(probe);  // shape errors between data and model, before any work
   } catch (const ShapeError& e) {
     throw ConfigError(fmt::format("{}: the model does not fit the data's samples {}: {}", cfg.where("model"),
                                   sample.str(), e.what()));
   }
+  // Fewer outputs than classes cannot be trained (the loss would index past the logits).
+  const int64_t classes = s->loaders.train->dataset().num_classes();
+  if (output.size() == 2 && output[1] < classes)
+    throw ConfigError(fmt::format("{}: the model has {} outputs but the data has {} classes: set {}", cfg.where("model"),
+                                  output[1], classes,
+                                  model_node["preset"] ? fmt::format("model.classes: {}", classes)
+                                                       : fmt::format("the last layer's out: {}", classes)));
   if (group != nullptr && parallel.mode == "pipeline")  // the split fits the model and the ranks
     (void)parallel::pipeline_bounds(parallel.stages, static_cast<int64_t>(s->model->children().size()),
                                     group->world_size(), cfg.where("parallel.stages"));
@@ -193,6 +206,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   YAML::Node resolved = YAML::Clone(cfg.root());
   resolved["data"] = data::data_config_yaml(s.data);
   resolved["train"]["loss"] = s.train.loss.resolved;
+  if (s.inferred_classes) resolved["model"]["classes"] = *s.inferred_classes;
   const YAML::Node split = s.train.optimizer["no_decay_on_bias_and_norm"];
   resolved["train"]["optimizer"] = optim::optimizer_to_yaml(*s.optimizer, !split || split.as<bool>());
   resolved["train"]["scheduler"] = s.schedule->to_yaml();
@@ -350,6 +364,13 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
   s.metrics->watch_memory(s.memory_watch.get());
   const auto report = [&] {
     if (options.memory_report) write_memory_report(*s.memory_watch, s.cfg.name(), s.run->path() / "memory.md", out);
+    const std::filesystem::path page = s.run->path() / "report.html";
+    try {  // (a report that cannot be written does not fail the run)
+      write_run_report({s.run->path()}, page);
+      out << fmt::format("report: {}\n", page.string());
+    } catch (const Error& e) {
+      out << fmt::format("report: not written: {}\n", e.what());
+    }
   };
   try {
     run_stages(s);
@@ -387,8 +408,13 @@ std::string load_init_from(const config::Config& cfg, nn::Module& model) {
 }
 
 nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator& init_gen, Generator& dropout_gen,
-                             std::string* init_report) {
-  const nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init_gen, &dropout_gen);
+                             std::string* init_report, std::optional<int64_t> classes) {
+  YAML::Node node = cfg.node("model");
+  if (classes) {
+    node = YAML::Clone(node);
+    node["classes"] = *classes;
+  }
+  const nn::ModulePtr model = nn::build_model(node, cfg.file(), init_gen, &dropout_gen);
   const std::string report = load_init_from(cfg, *model);
   if (init_report != nullptr) *init_report = report;
   model->to(device);  // before any optimizer, whose state follows its parameters

@@ -27,6 +27,16 @@ struct CsvOptions {
 DatasetSplits csv_datasets(const std::string& train, const std::string& test, const CsvOptions& options,
                            const Normalize& normalize);
 
+/// The options of a `data.csv:` section (label, header, delimiter; defaults where absent).
+/// ConfigError for a label that is not a scalar or a delimiter that is not one character.
+CsvOptions csv_options(const YAML::Node& section);
+
+/// The feature columns of the table `path` as [rows, features] floats, read as csv_datasets
+/// reads them: with `features` + 1 columns the label column (options.label) is left out, with
+/// `features` columns every column is a feature. InputError naming the file otherwise, and for
+/// the errors csv_datasets reports.
+std::vector<float> csv_features(const std::string& path, const CsvOptions& options, int64_t features);
+
 /// Registers type `csv` (keys train, test, label, header, delimiter).
 void register_csv_dataset(DatasetRegistry& registry);
 

@@ -8,10 +8,23 @@
 
 namespace ingot::data {
 
-/// The contents of an IDX file of unsigned bytes (dtype 0x08).
+/// IDX data type codes (the third magic byte).
+enum IdxType : uint8_t {
+  kIdxUbyte = 0x08,
+  kIdxByte = 0x09,
+  kIdxInt16 = 0x0B,
+  kIdxInt32 = 0x0C,
+  kIdxFloat32 = 0x0D,
+  kIdxFloat64 = 0x0E,
+};
+
+/// The contents of an IDX file.
 struct IdxArray {
   std::vector<int64_t> dims;  ///< e.g. {60000, 28, 28} for MNIST images
-  std::vector<uint8_t> data;  ///< row-major, product(dims) bytes
+  std::vector<uint8_t> data;  ///< row-major, product(dims) elements of `type`, in host byte order
+  uint8_t type = kIdxUbyte;   ///< an IdxType
+
+  int64_t numel() const;
 };
 
 /// Reads an IDX file of unsigned bytes, gzip-compressed or plain (zlib reads both).
@@ -21,7 +34,21 @@ struct IdxArray {
 /// bytes after the data, or corrupt gzip data.
 IdxArray read_idx(const std::string& path, const std::string& missing_hint = "");
 
-/// Writes `array` as an IDX file of unsigned bytes, gzip-compressed when `gzip` (tests, tools).
+/// Reads an IDX file of any data type (unsigned or signed bytes, int16, int32, float32,
+/// float64), converting multi-byte elements to host byte order; otherwise as read_idx.
+IdxArray read_idx_any(const std::string& path, const std::string& missing_hint = "");
+
+/// The elements as floats (values as stored, bytes not scaled).
+std::vector<float> idx_floats(const IdxArray& array);
+
+/// The elements as integers; InputError naming `path` for a float type.
+std::vector<int64_t> idx_integers(const IdxArray& array, const std::string& path);
+
+/// "unsigned byte", "int32", "float32", ... for messages.
+const char* idx_type_name(uint8_t type);
+
+/// Writes `array` as an IDX file of its type (big-endian on disk), gzip-compressed when `gzip`
+/// (tests, tools).
 void write_idx(const std::string& path, const IdxArray& array, bool gzip = true);
 
 }  // namespace ingot::data

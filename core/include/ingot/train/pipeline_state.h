@@ -62,6 +62,8 @@ struct PipelineState {
   /// The run's memory: the progress bar's and metrics' numbers, stage peaks, the memory report.
   std::unique_ptr<MemoryWatch> memory_watch;
   std::vector<std::string> class_names;
+  /// model.classes taken from the data (a conv preset whose config leaves it out).
+  std::optional<int64_t> inferred_classes;
   std::vector<std::unique_ptr<PipelineStage>> stages;
 
   /// `parallel:` and the group this process belongs to (null: one process; owned by the caller).

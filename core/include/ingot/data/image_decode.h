@@ -1,0 +1,33 @@
+// Image files: PNG and JPEG decoded to 8-bit pixels (libpng, libjpeg-turbo), and which file names
+// count as images. Conversion to a model's channels and size is image_transform.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ingot::data {
+
+/// A decoded image: `height` rows of `width` pixels of `channels` interleaved 8-bit samples;
+/// channels 1 (grey), 2 (grey, alpha), 3 (RGB) or 4 (RGBA).
+struct Image {
+  int64_t width = 0;
+  int64_t height = 0;
+  int64_t channels = 0;
+  std::vector<uint8_t> pixels;
+};
+
+/// True for a name ending in .png, .jpg or .jpeg, in any case.
+bool is_image_path(const std::string& path);
+
+/// Decodes the PNG or JPEG file at `path` (recognised by its first bytes, not its name). PNG:
+/// grey, grey + alpha, RGB, RGBA and palette images of any bit depth (16-bit samples keep their
+/// high byte; a palette with transparency gives RGBA); JPEG: grey and colour (CMYK is refused).
+/// Throws InputError with one line naming the file for a missing or unreadable file, a file that
+/// is neither format, and corrupt or truncated data. Nothing is printed.
+Image decode_image(const std::string& path);
+
+/// The same on a file's bytes already in memory; `name` is the file named in messages.
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name);
+
+}  // namespace ingot::data

@@ -1,0 +1,37 @@
+// The `image_folder` dataset: folders of PNG and JPEG files, one sub-folder per class (as
+// torchvision's ImageFolder), decoded at load, converted and resized to model.input_shape.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ingot/data/dataset_registry.h"
+#include "ingot/data/image_transform.h"
+
+namespace ingot::data {
+
+/// The folders of `data.image_folder:`; `validation` "" = none.
+struct ImageFolderOptions {
+  std::string train, test, validation;
+  ResizeMode resize = ResizeMode::Crop;
+};
+
+/// The image files (.png, .jpg, .jpeg in any case) under `dir`, recursively, in sorted path
+/// order; `skipped` (when given) counts the other files. InputError when `dir` is not a folder.
+std::vector<std::string> image_files(const std::string& dir, int64_t* skipped = nullptr);
+
+/// Every image of `files` as one sample of `sample` = [C, H, W] bytes, concatenated [N, C, H, W]
+/// (decoded on several threads). Throws the first file's InputError (see decode_image).
+std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode);
+
+/// Reads the folders: class names are the train folder's sub-folders, sorted; test and
+/// validation must have the same ones. Images are decoded, converted to `sample`'s channels and
+/// resized (see image_sample), then normalised (x / 255 - mean) / std (an empty mean or std: 0 or 1). Throws InputError
+/// for a missing folder, a class folder without images, different classes across the folders, and a bad image (one line
+/// naming the file). Files that are not images are skipped and counted in one note on stderr.
+DatasetSplits image_folder_datasets(const ImageFolderOptions& options, const Shape& sample, const Normalize& normalize);
+
+/// Registers type `image_folder` (keys train, test, validation, resize).
+void register_image_folder_dataset(DatasetRegistry& registry);
+
+}  // namespace ingot::data

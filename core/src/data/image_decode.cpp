@@ -1,0 +1,72 @@
+// Image files: read the bytes, pick the codec by signature, and turn the codec's C result into
+// an Image or one InputError line naming the file.
+#include "ingot/data/image_decode.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "image_codecs.h"
+#include "ingot/base/error.h"
+
+namespace ingot::data {
+namespace {
+
+constexpr unsigned char kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+  throw InputError(fmt::format("{}: {}", name, what));
+}
+
+}  // namespace
+
+bool is_image_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+Image decode_image(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such image file; check the path");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot be opened for reading; check its permissions");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) fail(path, "reading failed; check the disk");
+  return decode_image(bytes, path);
+}
+
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name) {
+  codec::RawImage raw;
+  bool ok = false;
+  const char* kind = "";
+  if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) {
+    kind = "PNG";
+    ok = codec::decode_png(bytes.data(), bytes.size(), &raw);
+  } else if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) {
+    kind = "JPEG";
+    ok = codec::decode_jpeg(bytes.data(), bytes.size(), &raw);
+  } else {
+    fail(name, bytes.empty() ? "the file is empty; replace or remove it"
+                             : "not a PNG or JPEG file (unknown signature); convert it or remove it");
+  }
+  if (!ok && raw.unsupported) fail(name, raw.message);
+  if (!ok) fail(name, fmt::format("corrupt or truncated {} ({}); replace or remove the file", kind, raw.message));
+  Image image;
+  image.width = raw.width;
+  image.height = raw.height;
+  image.channels = raw.channels;
+  const size_t n = static_cast<size_t>(raw.width) * static_cast<size_t>(raw.height) * static_cast<size_t>(raw.channels);
+  image.pixels.assign(raw.pixels, raw.pixels + n);
+  std::free(raw.pixels);
+  if (n == 0) fail(name, "the image has no pixels; replace or remove the file");
+  return image;
+}
+
+}  // namespace ingot::data

@@ -1,0 +1,189 @@
+// The `image_folder` dataset: list the class folders, decode every image on a few threads into
+// [N, C, H, W] bytes, then one InMemoryDataset per folder (normalised as the other datasets).
+#include "ingot/data/image_folder.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <thread>
+
+#include "ingot/base/error.h"
+#include "ingot/data/data_config.h"
+#include "ingot/runtime/logging.h"
+
+namespace fs = std::filesystem;
+
+namespace ingot::data {
+namespace {
+
+constexpr unsigned kMaxDecodeThreads = 8;
+constexpr size_t kFilesPerThread = 16;  // fewer files than this per thread: not worth a thread
+
+[[noreturn]] void fail(const std::string& what) { throw InputError("data.image_folder: " + what); }
+
+/// The sub-folders of `dir`, sorted by name.
+std::vector<std::string> class_folders(const std::string& dir, const std::string& key) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    fail(fmt::format("{}: {} is not a folder; give a folder with one sub-folder of images per class", key, dir));
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    if (e.is_directory()) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  if (names.empty())
+    fail(fmt::format("{}: {} has no sub-folders; put each class's images in a folder of its own", key, dir));
+  return names;
+}
+
+struct Split {
+  std::vector<std::string> files;
+  std::vector<int64_t> labels;
+};
+
+/// The images of each class folder of `dir`, labelled by the class's index in `classes`.
+Split list_split(const std::string& dir, const std::vector<std::string>& classes, int64_t& skipped) {
+  Split s;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    const std::string folder = (fs::path(dir) / classes[c]).string();
+    const std::vector<std::string> files = image_files(folder, &skipped);
+    if (files.empty())
+      fail(fmt::format("class folder {} has no images (.png, .jpg, .jpeg); add some or remove the folder", folder));
+    s.files.insert(s.files.end(), files.begin(), files.end());
+    s.labels.insert(s.labels.end(), files.size(), static_cast<int64_t>(c));
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    if (!e.is_directory()) ++skipped;  // files beside the class folders belong to no class
+  return s;
+}
+
+std::shared_ptr<const Dataset> make_dataset(const Split& s, const Shape& sample, ResizeMode mode, int64_t classes,
+                                            const Normalize& normalize, const std::string& dir) {
+  const std::vector<uint8_t> bytes = load_image_samples(s.files, sample, mode);
+  const int64_t n = static_cast<int64_t>(s.files.size());
+  const std::string source = "data.image_folder: " + dir;
+  Normalize norm = normalize;  // empty = none, as normalize_samples reads it
+  if (norm.mean.empty()) norm.mean = {0.0f};
+  if (norm.std.empty()) norm.std = {1.0f};
+  // from_bytes takes byte labels; the real ones (any class count) replace them below.
+  const InMemoryDataset images = InMemoryDataset::from_bytes(
+      bytes, {n, sample[0], sample[1], sample[2]}, std::vector<uint8_t>(s.files.size(), 0), {n}, classes, norm, source);
+  Tensor labels = Tensor::empty(Shape{n}, DType::I64);
+  std::memcpy(labels.data<int64_t>(), s.labels.data(), s.labels.size() * sizeof(int64_t));
+  std::vector<float> pad;
+  for (int64_t c = 0; c < sample[0]; ++c) pad.push_back(images.pad_value(c));
+  return std::make_shared<InMemoryDataset>(images.images(), labels, classes, pad);
+}
+
+}  // namespace
+
+std::vector<std::string> image_files(const std::string& dir, int64_t* skipped) {
+  std::error_code ec;
+  INGOT_CHECK_AS(fs::is_directory(dir, ec), InputError, "{}: not a folder", dir);
+  std::vector<std::string> files;
+  try {
+    for (const fs::directory_entry& e :
+         fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink)) {
+      if (e.is_directory()) continue;
+      if (is_image_path(e.path().string()))
+        files.push_back(e.path().string());
+      else if (skipped)
+        ++*skipped;
+    }
+  } catch (const fs::filesystem_error& e) {
+    throw InputError(fmt::format("{}: cannot list the folder ({}); check its permissions and links", dir, e.what()));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode) {
+  const size_t per = static_cast<size_t>(sample.numel()), n = files.size();
+  std::vector<uint8_t> out(per * n);
+  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
+      n / kFilesPerThread, 1, std::min(kMaxDecodeThreads, std::max(1u, std::thread::hardware_concurrency()))));
+  // Thread t takes files t, t + threads, ... and stops at its first bad one; of those, the first
+  // in file order is reported, so the message does not depend on the thread count.
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<size_t> failed_at(threads, n);
+  const auto work = [&](unsigned t) {
+    size_t i = t;
+    try {
+      for (; i < n; i += threads) {
+        const std::vector<uint8_t> one = image_sample(decode_image(files[i]), sample, mode);
+        std::memcpy(out.data() + i * per, one.data(), per);
+      }
+    } catch (...) {
+      errors[t] = std::current_exception();
+      failed_at[t] = i;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  const size_t first = static_cast<size_t>(std::min_element(failed_at.begin(), failed_at.end()) - failed_at.begin());
+  if (errors[first]) std::rethrow_exception(errors[first]);
+  return out;
+}
+
+DatasetSplits image_folder_datasets(const ImageFolderOptions& o, const Shape& sample, const Normalize& normalize) {
+  const std::vector<std::string> classes = class_folders(o.train, "train");
+  const auto check_classes = [&](const std::string& dir, const char* key) {
+    const std::vector<std::string> other = class_folders(dir, key);
+    if (other == classes) return;
+    std::vector<std::string> missing, extra;
+    std::set_difference(classes.begin(), classes.end(), other.begin(), other.end(), std::back_inserter(missing));
+    std::set_difference(other.begin(), other.end(), classes.begin(), classes.end(), std::back_inserter(extra));
+    fail(
+        fmt::format("{}: {} has class folders [{}] but train ({}) has [{}] (missing: [{}], extra: [{}]); the "
+                    "folders must hold the same classes",
+                    key, dir, fmt::join(other, ", "), o.train, fmt::join(classes, ", "), fmt::join(missing, ", "),
+                    fmt::join(extra, ", ")));
+  };
+  check_classes(o.test, "test");
+  if (!o.validation.empty()) check_classes(o.validation, "validation");
+  int64_t skipped = 0;
+  const Split train = list_split(o.train, classes, skipped), test = list_split(o.test, classes, skipped);
+  Split validation;
+  if (!o.validation.empty()) validation = list_split(o.validation, classes, skipped);
+  if (skipped > 0)
+    log_warn("data.image_folder: skipped {} {} not .png, .jpg or .jpeg", skipped,
+             skipped == 1 ? "file that is" : "files that are");
+  const int64_t k = static_cast<int64_t>(classes.size());
+  DatasetSplits out;
+  out.class_names = classes;
+  out.train = make_dataset(train, sample, o.resize, k, normalize, o.train);
+  out.test = make_dataset(test, sample, o.resize, k, normalize, o.test);
+  if (!o.validation.empty()) out.validation = make_dataset(validation, sample, o.resize, k, normalize, o.validation);
+  return out;
+}
+
+void register_image_folder_dataset(DatasetRegistry& registry) {
+  config::Schema keys;
+  keys.string("train", true).string("test", true).string("validation").string("resize", false, {"crop", "stretch"});
+  registry.add(
+      {"image_folder", std::move(keys),
+       [](const YAML::Node& section, const std::string&, const DataConfig& c, uint64_t) {
+         if (!section || !section.IsMap() || !section["train"] || !section["test"])
+           throw ConfigError(
+               "data.image_folder: give the folders, e.g. data: {dataset: image_folder, image_folder: {train: "
+               "images/train, test: images/test}}");
+         if (!c.input_shape)
+           throw ConfigError(
+               "data.image_folder: images are resized to the model's input; set model.input_shape, e.g. [3, 32, 32]");
+         ImageFolderOptions o;
+         o.train = section["train"].Scalar();
+         o.test = section["test"].Scalar();
+         if (section["validation"]) o.validation = section["validation"].Scalar();
+         if (section["resize"]) o.resize = parse_resize_mode(section["resize"].Scalar(), "data.image_folder.resize");
+         return image_folder_datasets(o, *c.input_shape, c.normalize);
+       },
+       "PNG and JPEG files, one sub-folder per class, resized to model.input_shape (data.image_folder: train, test, "
+       "validation, resize: crop | stretch)"});
+}
+
+}  // namespace ingot::data

@@ -1,0 +1,82 @@
+#!/bin/bash
+# Folders of images end to end: PNGs of three classes of patterns (written here with Python's
+# standard library: colour, grey and RGBA, two sizes) train an MLP on 12x12 grey inputs to over
+# 90% test accuracy; `ingot predict` on the test folder and on one file names the class folders;
+# a corrupt PNG in the training folder stops the run with one line naming it.
+# Usage: image_folder_flows.sh INGOT_BINARY
+set -euo pipefail
+ingot=$1
+work=$(mktemp -d)
+trap "rm -rf \"$work\"" EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Class "bars": the top half bright; "columns": the left half bright; "frame": a bright border.
+# Random tints and noise; every 5th image grey, every 7th RGBA, every 3rd 20 pixels wide.
+/usr/bin/python3 - "$work" <<'PY'
+import os, random, struct, sys, zlib
+def png(path, w, h, kind, rows):
+    colour = {"grey": 0, "rgb": 2, "rgba": 6}[kind]
+    raw = b"".join(b"\0" + bytes(r) for r in rows)
+    def chunk(tag, data):
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+def bright(c, x, y, w, h):
+    if c == 0: return y < h // 2
+    if c == 1: return x < w // 2
+    return x < 3 or y < 3 or x >= w - 3 or y >= h - 3
+rng = random.Random(7)
+for split, count in (("train", 30), ("test", 10)):
+    for c, name in enumerate(("bars", "columns", "frame")):
+        os.makedirs(f"{sys.argv[1]}/{split}/{name}")
+        for i in range(count):
+            w, h = (20 if i % 3 == 0 else 16), 16
+            kind = "grey" if i % 5 == 0 else "rgba" if i % 7 == 0 else "rgb"
+            tint = [rng.uniform(0.6, 1.0) for _ in range(3)]
+            rows = []
+            for y in range(h):
+                row = []
+                for x in range(w):
+                    v = (200 if bright(c, x, y, w, h) else 40) + rng.randint(-30, 30)
+                    px = [max(0, min(255, int(v * t))) for t in tint]
+                    row += px[:1] if kind == "grey" else px + ([255] if kind == "rgba" else [])
+                rows.append(row)
+            png(f"{sys.argv[1]}/{split}/{name}/{i:02d}.png", w, h, kind, rows)
+open(f"{sys.argv[1]}/train/bars/notes.txt", "w").write("not an image\n")
+PY
+
+"$ingot" run tests/pipeline/configs/image_folder.yaml --set data.image_folder.train="$work/train" \
+  --set data.image_folder.test="$work/test" --runs-dir "$work/runs" > "$work/out.txt" 2>&1 ||
+  fail "exit $?: $(tail -5 "$work/out.txt")"
+line=$(grep -E "evaluate: 30 samples +accuracy" "$work/out.txt" | tail -1) ||
+  fail "no evaluation: $(tail -5 "$work/out.txt")"
+accuracy=$(echo "$line" | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
+awk -v a="$accuracy" 'BEGIN { exit !(a > 90) }' || fail "accuracy $accuracy% <= 90%: $line"
+grep -q "skipped 1 file that is not" "$work/out.txt" || fail "no note of the skipped file: $(head -5 "$work/out.txt")"
+grep -rqs "columns" "$work/runs/image_folder/config.resolved.yaml" || fail "the class names are not in the run's records"
+echo "image_folder: accuracy $accuracy%: ok"
+
+# ingot predict on the test folder (every image, sorted, named) and on one file.
+"$ingot" predict "$work/runs/image_folder" "$work/test" -o "$work/pred.csv" > "$work/pred.txt" 2>&1 ||
+  fail "predict: $(cat "$work/pred.txt")"
+[ "$(wc -l < "$work/pred.csv")" -eq 31 ] || fail "predict wrote $(wc -l < "$work/pred.csv") lines, expected 1 + 30"
+head -2 "$work/pred.csv" | tail -1 | grep -q "^$work/test/bars/00.png,0," || fail "first row: $(head -2 "$work/pred.csv")"
+agree=$(tail -n +2 "$work/pred.csv" | awk -F, '{ n = split($1, p, "/"); if (p[n - 1] == $4) a++ } END { print a + 0 }')
+[ "$agree" -gt 27 ] || fail "predict agrees with $agree of 30 folders"
+"$ingot" predict "$work/runs/image_folder" "$work/test/frame/03.png" > "$work/one.txt" 2> /dev/null ||
+  fail "predict on one file"
+grep -qE "^$work/test/frame/03.png  frame  [0-9.]+  \(frame" "$work/one.txt" || fail "one file: $(cat "$work/one.txt")"
+echo "predict: $agree of 30 agree with their folders: ok"
+
+# A truncated PNG among the training images: exit 2, one line naming the file.
+head -c 60 "$work/test/bars/01.png" > "$work/train/columns/broken.png"
+set +e
+"$ingot" run tests/pipeline/configs/image_folder.yaml --set data.image_folder.train="$work/train" \
+  --set data.image_folder.test="$work/test" --runs-dir "$work/runs2" > "$work/bad.txt" 2>&1
+code=$?
+set -e
+[ $code -ne 0 ] || fail "a corrupt PNG was accepted"
+[ "$(grep -c "broken.png" "$work/bad.txt")" -eq 1 ] && grep -q "ingot: error: .*columns/broken.png: .*truncated" "$work/bad.txt" ||
+  fail "corrupt PNG: exit $code: $(cat "$work/bad.txt")"
+echo "corrupt PNG: exit $code, one line: ok"
