@@ -15,6 +15,14 @@ if(NOT _rc MATCHES "^[0-9]+$" OR _rc EQUAL 0)
   set_tests_properties("${_prefix}: listing the cases" PROPERTIES WORKING_DIRECTORY "${_workdir}" WILL_FAIL TRUE)
   return()
 endif()
+# A ';' would split the name in CMake's list below, and neither half would match any case (Catch2
+# then runs nothing): such a name is an error of its own.
+string(REGEX MATCHALL "[^\n]*;[^\n]*" _bad "${_out}")
+if(_bad)
+  add_test("${_prefix}: a test name contains ';' (use ',')" "${_exe}" --list-test-names-only)
+  set_tests_properties("${_prefix}: a test name contains ';' (use ',')" PROPERTIES WILL_FAIL TRUE)
+  string(REPLACE ";" "," _out "${_out}")
+endif()
 string(REPLACE "\n" ";" _lines "${_out}")
 foreach(_name IN LISTS _lines)
   if(_name STREQUAL "")
@@ -25,7 +33,8 @@ foreach(_name IN LISTS _lines)
   foreach(_c , [ ])
     string(REPLACE "${_c}" "\\${_c}" _spec "${_spec}")
   endforeach()
-  add_test("${_prefix}: ${_name}" "${_exe}" "${_spec}")
+  # -w NoTests: a spec that matches no case fails instead of passing without running anything.
+  add_test("${_prefix}: ${_name}" "${_exe}" "${_spec}" -w NoTests)
   set_tests_properties("${_prefix}: ${_name}" PROPERTIES
     WORKING_DIRECTORY "${_workdir}"
     SKIP_REGULAR_EXPRESSION "INGOT_SKIP:"

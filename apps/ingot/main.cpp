@@ -29,8 +29,11 @@ constexpr const char* kUsage =
     "                        ('ingot run --help': its options)\n"
     "                        (--profile[=DIR]: per-op time table and Chrome trace)\n"
     "                        (--memory-report: peak memory per stage, largest tensors at the peak)\n"
-    "  predict RUN INPUT...  class, probability and top k of a run's model on .npy / .npz / IDX samples\n"
+    "  predict RUN INPUT...  class, probability and top k of a run's model on images, folders of images,\n"
+    "                        CSV, .npy / .npz or IDX files\n"
     "                        ([-o FILE.csv] [--top-k K] [--batch N] [--set KEY=VALUE])\n"
+    "  export RUN --format onnx -o FILE  write a run's trained model as an ONNX file\n"
+    "                        ([--set KEY=VALUE]; docs/export.md)\n"
     "  report RUN [RUN...]   a self-contained HTML page of a run's curves and tables, or of several\n"
     "                        runs compared ([-o FILE.html]; docs/report.md)\n"
     "  bench CONFIG.yaml     time training steps, inference and batch-1 latency of the config's model\n"
@@ -107,6 +110,7 @@ int run_main(int argc, char** argv) {
   if (command == "doctor") return ingot::cli::cmd_doctor(rest);
   if (command == "predict") return ingot::cli::cmd_predict(rest);
   if (command == "report") return ingot::cli::cmd_report(rest);
+  if (command == "export") return ingot::cli::cmd_export(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

@@ -6,7 +6,7 @@ _ingot() {
   local cur prev words cword
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD - 1]}"
-  local commands="plugins doctor run predict report bench launch"
+  local commands="plugins doctor run predict report export bench launch"
   # The command: the first word that is not a global option (or --log's value).
   local cmd="" i
   for ((i = 1; i < COMP_CWORD; ++i)); do
@@ -33,6 +33,18 @@ _ingot() {
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi
+      ;;
+    export)
+      case "$prev" in
+        --format) COMPREPLY=($(compgen -W "onnx" -- "$cur")) ;;
+        *)
+          if [[ "$cur" == -* ]]; then
+            COMPREPLY=($(compgen -W "--format --output --set --help" -- "$cur"))
+          else
+            COMPREPLY=($(compgen -f -- "$cur"))
+          fi
+          ;;
+      esac
       ;;
     report)
       if [[ "$prev" == "-o" || "$prev" == "--output" ]]; then

@@ -68,7 +68,7 @@ TEST_CASE("bench: one run gives the JSON schema of bench/compare") {
   REQUIRE(r.table().find("train images/s") != std::string::npos);
 }
 
-TEST_CASE("bench: --save-init writes the initial weights; --profile the timed steps") {
+TEST_CASE("bench: --save-init writes the initial weights, --profile the timed steps") {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ingot_test_bench";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

@@ -36,7 +36,7 @@ std::vector<float> augmented(const Augment& aug, const AugmentDraw& draw) {
 
 }  // namespace
 
-TEST_CASE("augment: centred crop without flip is the identity; flip mirrors", "[data][augment]") {
+TEST_CASE("augment: centred crop without flip is the identity, flip mirrors", "[data][augment]") {
   GridDataset ds;
   std::vector<float> src(24);
   ds.read(0, src.data());

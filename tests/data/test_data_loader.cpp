@@ -55,7 +55,7 @@ class FailingDataset final : public Dataset {
 
 }  // namespace
 
-TEST_CASE("loader: same seed gives the same batches; 0, 1 and 2 workers agree", "[data][loader]") {
+TEST_CASE("loader: same seed gives the same batches, 0, 1 and 2 workers agree", "[data][loader]") {
   const auto ds = synthetic_dataset(SyntheticSpec{100, 3, 8, 8, 10}, 5);
   DataLoader reference(ds, options(0));
   const auto expected = test::take_epoch(reference, 2);
@@ -159,7 +159,7 @@ TEST_CASE("loader: batches_consumed counts handed-out batches, not prefetched on
   CHECK(loader.batches_consumed() == 7);
 }
 
-TEST_CASE("loader: stopping mid-epoch never hangs; restarting epochs is fine", "[data][loader]") {
+TEST_CASE("loader: stopping mid-epoch never hangs, restarting epochs is fine", "[data][loader]") {
   const auto ds = id_dataset(400);
   for (int round = 0; round < 20; ++round) {
     DataLoader loader(ds, options(3));

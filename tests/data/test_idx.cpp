@@ -102,7 +102,7 @@ TEST_CASE("idx: a cut-off or damaged gzip stream is refused", "[data][idx]") {
   CHECK_THAT(test::input_error_of([&] { read_idx(dir.file("crc.gz")); }), Contains("corrupt gzip data"));
 }
 
-TEST_CASE("idx: absurd dims are refused before allocating; trailing bytes too", "[data][idx]") {
+TEST_CASE("idx: absurd dims are refused before allocating, trailing bytes too", "[data][idx]") {
   test::TempDir dir;
   test::write_gz(dir.file("huge.gz"), test::idx_bytes({65536, 65536}, {1, 2, 3}));
   CHECK_THAT(test::input_error_of([&] { read_idx(dir.file("huge.gz")); }),

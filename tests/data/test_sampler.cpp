@@ -46,7 +46,7 @@ TEST_CASE("sampler: shuffled order is a permutation keyed by (seed, epoch)", "[d
   for (int count : decile) CHECK((count > 20 && count < 85));
 }
 
-TEST_CASE("sampler: batches cover each sample once; drop_last drops only the tail", "[data][sampler]") {
+TEST_CASE("sampler: batches cover each sample once, drop_last drops only the tail", "[data][sampler]") {
   for (bool drop_last : {false, true}) {
     const Sampler s(103, 10, true, drop_last, 3);
     const auto order = s.order(2);

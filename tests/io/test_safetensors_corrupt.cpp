@@ -171,7 +171,7 @@ TEST_CASE("offsets outside the data, overlapping or leaving gaps are refused", "
   CHECK(io::load_safetensors(dir / "swapped.safetensors").order == std::vector<std::string>{"b", "a"});
 }
 
-TEST_CASE("metadata values must be strings; BOOL bytes must be 0 or 1", "[io][corrupt]") {
+TEST_CASE("metadata values must be strings, and BOOL bytes must be 0 or 1", "[io][corrupt]") {
   ScratchDir dir;
   CHECK_THAT(refusal(dir, file_bytes(R"({"__metadata__":{"epoch":3}})", "")),
              Contains("__metadata__ 'epoch' is 3, expected a string"));

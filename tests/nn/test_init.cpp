@@ -72,7 +72,7 @@ TEST_CASE("nn init: Conv2d uses fan_in = in / groups * kh * kw", "[nn]") {
   check_uniform(init::kaiming_uniform({1000, 400}, 0.0, g), bound);
 }
 
-TEST_CASE("nn init: Embedding is N(0, 1); norms start at weight 1, bias 0", "[nn]") {
+TEST_CASE("nn init: Embedding is N(0, 1), norms start at weight 1, bias 0", "[nn]") {
   Generator g(5);
   Embedding e(1000, 64, &g);
   const Stats s = stats(e.weight());

@@ -79,7 +79,7 @@ TEST_CASE("module hooks: a hooked layer inside a fusable run still runs through 
   CHECK(min(captured).item() < 0.0);  // pre-activation values
 }
 
-TEST_CASE("module surgery: replace_child by dotted path keeps names and order; BasicBlock runs the new layer",
+TEST_CASE("module surgery: replace_child by dotted path keeps names and order, BasicBlock runs the new layer",
           "[nn][hooks]") {
   Generator g(5);
   auto net = std::make_shared<Sequential>(std::initializer_list<ModulePtr>{

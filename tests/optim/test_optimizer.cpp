@@ -69,7 +69,7 @@ TEST_CASE("optim: groups take the defaults unless overridden, one group per para
   REQUIRE(Adam({a}).defaults().lr == 1e-3);
 }
 
-TEST_CASE("optim: parameters without a gradient are skipped; zero_grad sets grads to none", "[optim]") {
+TEST_CASE("optim: parameters without a gradient are skipped, zero_grad sets grads to none", "[optim]") {
   const Tensor a = param({4}, 3), b = param({2, 2}, 4);
   const std::vector<float> b0 = b.to_vector<float>();
   Adam adam({a, b}, AdamOptions{});

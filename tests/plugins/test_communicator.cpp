@@ -47,7 +47,7 @@ Tensor rank_data(int rank, int64_t n, DType dtype = DType::F32) {
 
 std::vector<double> values(const Tensor& t) { return t.to(DType::F64).to_vector<double>(); }
 
-TEST_CASE("kv store: set wakes a waiting get; a missing key times out naming it", "[plugins][communicator]") {
+TEST_CASE("kv store: set wakes a waiting get, a missing key times out naming it", "[plugins][communicator]") {
   InProcessKvStore store;
   std::thread writer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

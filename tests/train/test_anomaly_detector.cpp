@@ -56,7 +56,7 @@ TEST_CASE("anomaly detection: names the forward op and its layer", "[train][anom
   CHECK(detector.first().empty());  // finite all through
 }
 
-TEST_CASE("anomaly detection: names the backward node; an input already bad is said", "[train][anomaly]") {
+TEST_CASE("anomaly detection: names the backward node, an input already bad is said", "[train][anomaly]") {
   Generator gen(1);
   const auto model = nn::make_mlp({{4, 2}, "relu", 0.0}, &gen);
   const Tensor bad = full({1, 4}, std::numeric_limits<double>::quiet_NaN());  // made before it watches

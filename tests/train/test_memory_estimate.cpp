@@ -43,7 +43,7 @@ TEST_CASE("memory estimate: a residual block counts its inner layers", "[train][
   CHECK(e.activations > int64_t{10} * 32 * 16 * 28 * 28 * 4);
 }
 
-TEST_CASE("memory estimate: the advice names what dominates; a run that does not fit is refused", "[train][memory]") {
+TEST_CASE("memory estimate: the advice names what dominates, a run that does not fit is refused", "[train][memory]") {
   train::MemoryEstimate big_batch;
   big_batch.batch = 1000;
   big_batch.weights = big_batch.gradients = 1 << 20;

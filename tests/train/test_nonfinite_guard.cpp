@@ -74,7 +74,7 @@ TEST_CASE("non-finite guard: skip_step skips the poisoned steps and trains on", 
     for (float v : w.to_vector<float>()) REQUIRE(std::isfinite(v));
 }
 
-TEST_CASE("non-finite guard: stop names the step; max_skipped ends a run that keeps failing", "[train][nonfinite]") {
+TEST_CASE("non-finite guard: stop names the step, max_skipped ends a run that keeps failing", "[train][nonfinite]") {
   REQUIRE_THROWS_MATCHES(run("stop", {3}), NonFiniteError,
                          Catch::Matchers::Message("step 4: the loss (NaN) is not finite"));
   REQUIRE_THROWS_WITH(run("skip_step", {1, 2, 3}),

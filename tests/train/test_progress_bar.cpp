@@ -130,7 +130,7 @@ TEST_CASE("terminal mode: a message clears the bar and redraws it", "[train][pro
   CHECK(out.str() == kClear + "ingot: warn: something\n" + bar.line());
 }
 
-TEST_CASE("rates are time-weighted moving averages; ETA = batches left / batches per second", "[train][progress]") {
+TEST_CASE("rates are time-weighted moving averages, ETA = batches left / batches per second", "[train][progress]") {
   double t = 0.0;
   std::ostringstream out;
   ProgressOptions opt;

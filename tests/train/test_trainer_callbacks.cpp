@@ -71,7 +71,7 @@ TEST_CASE("trainer callbacks: every point of the loop, in order", "[train][callb
   CHECK(r.log == expected);
 }
 
-TEST_CASE("trainer callbacks: an extra loss is a loss term; a change after the step stays", "[train][callbacks]") {
+TEST_CASE("trainer callbacks: an extra loss is a loss term, a change after the step stays", "[train][callbacks]") {
   // SGD without momentum: adding the loss to itself doubles the gradient, i.e. doubles the lr.
   const Run doubled = train_run(0.1, true, false);
   const Run faster = train_run(0.2, false, false);

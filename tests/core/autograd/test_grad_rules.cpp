@@ -307,7 +307,7 @@ TEST_CASE("gradient rules keep float32 gradients in float32", "[autograd][grad]"
   }
 }
 
-TEST_CASE("cast's gradient goes back to the input dtype; integer inputs get none", "[autograd][grad]") {
+TEST_CASE("cast's gradient goes back to the input dtype, integer inputs get none", "[autograd][grad]") {
   const Tensor x = Tensor::from_vector<float>({1.f, 2.f}, {2});
   const Tensor y = x.to(DType::F64);
   const GradRule rule = grad_rule(INGOT_OP_CAST);

@@ -391,7 +391,7 @@ TEST_CASE("supports() accepts strided host tensors of the op's dtypes only", "[r
   CHECK_FALSE(supports(INGOT_OP_COPY, in, out));
 }
 
-TEST_CASE("integer arithmetic wraps; 0-dim tensors and zero-size dims", "[reference][edge]") {
+TEST_CASE("integer arithmetic wraps, 0-dim tensors and zero-size dims", "[reference][edge]") {
   const int32_t max = std::numeric_limits<int32_t>::max(), min = std::numeric_limits<int32_t>::min();
   const Tensor big = Tensor::from_vector(std::vector<int32_t>{max, min}, {2});
   const Tensor one = Tensor::from_vector(std::vector<int32_t>{1}, {1});

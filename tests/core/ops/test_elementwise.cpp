@@ -80,7 +80,7 @@ TEST_CASE("division and pow of integers are true division in float32", "[ops][pr
   CHECK(pow(a, b).to_vector<double>() == std::vector<double>{1, 9});
 }
 
-TEST_CASE("unary float ops promote integers; rounding keeps them", "[ops][promotion]") {
+TEST_CASE("unary float ops promote integers, rounding keeps them", "[ops][promotion]") {
   const Tensor i = Tensor::from_vector<int64_t>({0, 1}, {2});
   CHECK(exp(i).dtype() == DType::F32);
   CHECK(sigmoid(i).dtype() == DType::F32);

@@ -14,7 +14,7 @@ namespace {
 
 Tensor rnd(const Shape& s, uint64_t seed) { return test::random_tensor(s, DType::F64, seed, -2, 2); }
 
-TEST_CASE("softmax rows sum to one; log_softmax is its log", "[ops][norm]") {
+TEST_CASE("softmax rows sum to one, log_softmax is its log", "[ops][norm]") {
   const Tensor x = rnd({3, 5}, 1);
   const Tensor y = softmax(x, -1);
   INGOT_REQUIRE_CLOSE(sum(y, {1}), ones({3}, DType::F64), 1e-12, 0);

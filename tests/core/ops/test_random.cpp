@@ -23,7 +23,7 @@ TEST_CASE("each draw advances the offset by ceil(n / 4)", "[ops][random]") {
   CHECK(g.state() == Generator::State{7, 0});
 }
 
-TEST_CASE("the same state gives the same values; a new offset gives new ones", "[ops][random]") {
+TEST_CASE("the same state gives the same values, a new offset gives new ones", "[ops][random]") {
   Generator g(3);
   const Generator::State start = g.state();
   const auto a = rand({16}, DType::F32, &g).to_vector<float>();

@@ -23,7 +23,7 @@ TEST_CASE("sum / mean shapes and values", "[ops][reduce]") {
   CHECK_THROWS_AS(sum(x, {3}), ShapeError);
 }
 
-TEST_CASE("sum of integers and bools is int64; mean of integers is an error", "[ops][reduce]") {
+TEST_CASE("sum of integers and bools is int64, mean of integers is an error", "[ops][reduce]") {
   const Tensor b = Tensor::from_vector<bool>({true, true, false}, {3});
   CHECK(sum(b).dtype() == DType::I64);
   CHECK(sum(b).item() == 2.0);

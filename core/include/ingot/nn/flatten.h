@@ -12,6 +12,8 @@ class Flatten : public Module {
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
+  int64_t start_dim() const { return start_; }
+  int64_t end_dim() const { return end_; }
 
  private:
   int64_t start_, end_;

@@ -14,6 +14,7 @@ class LayerNorm : public Module {
   std::string extra_repr() const override;
 
   const Shape& normalized_shape() const { return shape_; }
+  double eps() const { return eps_; }
   Tensor weight() const { return weight_; }
   Tensor bias() const { return bias_; }
 

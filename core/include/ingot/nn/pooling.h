@@ -15,6 +15,8 @@ class MaxPool2d : public Module {
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
+  /// Kernel, stride (resolved), padding, ceil_mode.
+  const Pool2dParams& params() const { return p_; }
 
  private:
   Pool2dParams p_;
@@ -26,6 +28,8 @@ class AvgPool2d : public Module {
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
+  /// Kernel, stride (resolved), padding, ceil_mode, count_include_pad.
+  const Pool2dParams& params() const { return p_; }
 
  private:
   Pool2dParams p_;
@@ -37,6 +41,7 @@ class AdaptiveAvgPool2d : public Module {
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
+  std::array<int64_t, 2> output_size() const { return out_; }
 
  private:
   std::array<int64_t, 2> out_;

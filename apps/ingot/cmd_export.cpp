@@ -1,0 +1,74 @@
+// `ingot export RUN_OR_WEIGHTS --format onnx -o FILE [--set KEY=VALUE]...`: the trained model of a
+// run as an ONNX file (io/onnx_export.h), written atomically, with the run's class names and
+// input normalisation in its metadata.
+#include <boost/program_options.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli.h"
+#include "ingot/base/error.h"
+#include "ingot/io/atomic_write.h"
+#include "ingot/io/onnx_export.h"
+#include "trained_model.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace ingot::cli {
+
+int cmd_export(const std::vector<std::string>& args) {
+  po::options_description opts("ingot export");
+  opts.add_options()("format", po::value<std::string>()->default_value("onnx"), "file format: onnx")(
+      "output,o", po::value<std::string>(), "the file to write")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override a key of the run's config (backend=cpu)")(
+      "help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("run", po::value<std::string>());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("run", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  constexpr const char* kUsage =
+      "usage: ingot export RUN_FOLDER|WEIGHTS.safetensors --format onnx -o FILE.onnx "
+      "[--set KEY=VALUE]...";
+  if (vm.count("help")) {
+    std::cout << kUsage << "\n\n" << opts;
+    return 0;
+  }
+  const std::string format = vm["format"].as<std::string>();
+  INGOT_CHECK_AS(format == "onnx", ConfigError, "--format {}: unknown export format; formats: onnx", format);
+  if (!vm.count("run") || !vm.count("output")) throw ConfigError(kUsage);
+  const fs::path out = vm["output"].as<std::string>();
+
+  const TrainedModel m =
+      load_trained_model(vm["run"].as<std::string>(),
+                         vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  io::onnx::ExportOptions o;
+  o.input_shape = m.input_shape;
+  o.class_names = m.class_names;
+  // As `ingot predict` normalises (an empty mean or std is 0 or 1).
+  o.normalize_mean = m.data.normalize.mean.empty() ? std::vector<float>{0.0f} : m.data.normalize.mean;
+  o.normalize_std = m.data.normalize.std.empty() ? std::vector<float>{1.0f} : m.data.normalize.std;
+  fs::path run = fs::absolute(m.run).lexically_normal();
+  if (run.filename().empty()) run = run.parent_path();  // "runs/x/"
+  o.run_name = run.filename().string();
+  o.producer_version = INGOT_VERSION;
+  const io::onnx::ExportResult r = io::onnx::export_onnx(*m.model, o);
+  io::atomic_write(out, r.bytes);
+  const int64_t classes = r.output_shape.back();
+  std::cout << fmt::format(
+      "export: {} (ONNX opset {}, {} nodes, {} bytes): input [N, {}] f32, output [N, {}] logits, "
+      "{} classes ({})\n",
+      out.string(), io::onnx::kOpset, r.nodes, r.bytes.size(), fmt::join(m.input_shape, ", "), classes, classes,
+      m.class_names.empty() ? "numbered" : fmt::format("{}", fmt::join(m.class_names, ", ")));
+  return 0;
+}
+
+}  // namespace ingot::cli
