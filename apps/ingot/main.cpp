@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "cli.h"
@@ -89,16 +91,21 @@ int run_main(int argc, char** argv) {
     std::cout << fmt::format("ingot {} (plugin ABI {}.{})\n", INGOT_VERSION, INGOT_ABI_MAJOR, INGOT_ABI_MINOR);
     return 0;
   }
-  if (vm.count("help") && command_at(argc, argv, "run") == 0) {
+  if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
+  // `ingot COMMAND --help` is the command's own help (the commands with options have one); `ingot
+  // --help` the global one.
+  static const std::set<std::string> own_help{"run", "predict", "export", "report"};
+  if (vm.count("help")) {
+    if (vm.count("command") && own_help.contains(vm["command"].as<std::string>())) {
+      const std::string& command = vm["command"].as<std::string>();
+      if (command == "run") return ingot::cli::cmd_run({"--help"});
+      if (command == "predict") return ingot::cli::cmd_predict({"--help"});
+      if (command == "export") return ingot::cli::cmd_export({"--help"});
+      return ingot::cli::cmd_report({"--help"});
+    }
     std::cout << kUsage;
     return 0;
   }
-  if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
-  // `ingot run --help` is run's own help, not the global one.
-  if (const int run_at = command_at(argc, argv, "run"); run_at > 0)
-    for (int i = run_at + 1; i < argc; ++i)
-      if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h")
-        return ingot::cli::cmd_run({"--help"});
   if (!vm.count("command")) throw ingot::ConfigError("no command given; 'ingot --help' lists the commands");
   // Everything after the command (its own options included) goes to the command.
   const std::string command = vm["command"].as<std::string>();
