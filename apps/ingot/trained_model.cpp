@@ -11,17 +11,25 @@
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/pipeline_schema.h"
 #include "ingot/train/run_dir.h"
+#include "ingot/train/stage.h"
 
 namespace fs = std::filesystem;
 
 namespace ingot::cli {
 namespace {
 
-/// The tensors of a weights file: a plain state dict (model.safetensors) or a checkpoint's model.
-nn::StateDict read_weights(const fs::path& file) {
+/// Loads `file` into `model`: a checkpoint's model (taken during training: the config's structure),
+/// or a model saved after the stages, which the stages that changed the structure (distill's
+/// student, quantize's int8 layers) redo first.
+void load_weights(nn::ModulePtr& model, const fs::path& file, const config::Config& cfg) {
   io::SafetensorsFile f = io::load_safetensors(file);
-  if (f.metadata.contains("ingot_checkpoint")) return train::load_checkpoint(file).model;
-  return nn::StateDict(f.tensors.begin(), f.tensors.end());
+  if (f.metadata.contains("ingot_checkpoint")) {
+    model->load_state_dict(train::load_checkpoint(file).model, /*strict=*/true);
+    return;
+  }
+  for (const auto& stage : train::make_stages(cfg.node("stages"), cfg.file()))
+    if (stage->prepare_saved(model, f)) return;  // (it loaded the file)
+  model->load_state_dict(f.tensors, /*strict=*/true);
 }
 
 }  // namespace
@@ -64,7 +72,11 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
     }
     INGOT_CHECK_AS(!weights.empty(), InputError, "{}: no model.safetensors and no checkpoint", run.string());
   }
-  model->load_state_dict(read_weights(weights), /*strict=*/true);
+  try {
+    load_weights(model, weights, cfg);
+  } catch (const Error& e) {
+    throw InputError(fmt::format("{}: the weights do not fit the run's model: {}", weights.string(), e.what()));
+  }
   model->eval();
   model->to(sel.device);
   data::DataConfig data = data::parse_data_config(cfg.node("data"), cfg.file());

@@ -90,6 +90,12 @@ DistillConfig parse_distill_config(const YAML::Node& node, const std::string& fi
   return c;
 }
 
+bool DistillStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile&) const {
+  Generator scratch(0);  // (the weights come from the file)
+  model = nn::build_model(config_.student, config_.file, scratch);
+  return false;
+}
+
 bool DistillStage::run(train::PipelineState& s) {
   const DistillConfig& c = config_;
   const Device device = s.model->device();

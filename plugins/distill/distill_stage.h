@@ -41,6 +41,8 @@ class DistillStage final : public train::PipelineStage {
   /// data and the teacher's outputs), fine-tunes it with the distillation loss, and makes it
   /// state.model. False when training was interrupted or failed.
   bool run(train::PipelineState& state) override;
+  /// The student (built from `student:`) takes the model's place.
+  bool prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const override;
 
  private:
   DistillConfig config_;

@@ -83,6 +83,11 @@ bool QuantizeStage::load(train::PipelineState& s) {
   return true;
 }
 
+bool QuantizeStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const {
+  (void)load_quantized(*model, weights, "the saved model");
+  return true;
+}
+
 bool QuantizeStage::run(train::PipelineState& s) {
   if (!cfg_.load.empty()) return load(s);
   nn::Module& model = *s.model;

@@ -38,6 +38,8 @@ class QuantizeStage final : public train::PipelineStage {
   std::string name() const override { return "quantize"; }
   bool changes_model() const override { return true; }
   bool run(train::PipelineState& state) override;
+  /// Swaps in the int8 layers a saved model describes and loads it.
+  bool prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const override;
 
  private:
   bool load(train::PipelineState& state);

@@ -40,6 +40,16 @@ grep -q '"event":"distill_end"' "$run/metrics.jsonl" || fail "no distill_end rec
 grep -Eq "evaluate: 64 samples  accuracy (9[0-9]|100)\." "$work/out.txt" ||
   fail "the student did not learn: $(grep evaluate "$work/out.txt")"
 
+# predict and export read the distilled run as the student (the distill stage rebuilds it).
+INGOT_EXTENSION_PATH=$ext_dir "$ingot" export "$run" --format onnx -o "$work/student.onnx" > "$work/export.txt" 2>&1 ||
+  { cat "$work/export.txt"; fail "export of the distilled run"; }
+grep -q "input \[N, 1, 8, 8\] f32, output \[N, 4\] logits" "$work/export.txt" || fail "export line: $(cat "$work/export.txt")"
+/usr/bin/python3 -c 'import sys, numpy as np
+np.save(sys.argv[1], np.random.RandomState(1).normal(size=(5, 1, 8, 8)).astype(np.float32))' "$work/x.npy"
+INGOT_EXTENSION_PATH=$ext_dir "$ingot" predict "$run" "$work/x.npy" > "$work/predict.txt" 2>&1 ||
+  { cat "$work/predict.txt"; fail "predict on the distilled run"; }
+[ "$(grep -c '^.*x.npy\[' "$work/predict.txt")" -eq 5 ] || fail "predict rows: $(cat "$work/predict.txt")"
+
 # The student alone (alpha 0), the teacher named by its run folder.
 config alone "$run" 0
 INGOT_EXTENSION_PATH=$ext_dir "$ingot" run "$work/alone.yaml" --runs-dir "$work/runs" > "$work/alone.txt" 2>&1 ||

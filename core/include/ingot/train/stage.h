@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "ingot/config/type_registry.h"
+#include "ingot/io/safetensors.h"
+#include "ingot/nn/module.h"
 
 namespace ingot::train {
 
@@ -29,6 +31,14 @@ class PipelineStage {
   virtual bool runs_distributed() const { return false; }
   /// Runs the stage; false stops the pipeline (training interrupted by a signal).
   virtual bool run(PipelineState& state) = 0;
+  /// For a model saved after the run (`ingot predict`, `ingot export`): a stage that changed the
+  /// model's structure redoes that change on `model` — built from the config, the earlier stages'
+  /// changes applied — e.g. distill puts its student in its place. It may also load `weights`
+  /// itself (quantize swaps in the int8 layers the file describes and loads them): it then returns
+  /// true, and nothing else loads the file. The default changes nothing and returns false.
+  virtual bool prepare_saved(nn::ModulePtr& /*model*/, const io::SafetensorsFile& /*weights*/) const {
+    return false;
+  }
 };
 
 using StageRegistry = config::TypeRegistry<std::unique_ptr<PipelineStage>>;
