@@ -11,6 +11,7 @@
 #include "mask_callback.h"
 #include "prune_report.h"
 #include "pruner.h"
+#include "shrink.h"
 
 namespace ingot::prune {
 
@@ -19,6 +20,26 @@ PruneStage::PruneStage(PruneConfig cfg) : cfg_(std::move(cfg)) {
     throw ConfigError(fmt::format("{}: a schedule raises the sparsity over fine-tuning steps: add fine_tune: "
                                   "{{epochs: N}} (or remove schedule for one-shot pruning)",
                                   cfg_.where));
+}
+
+bool PruneStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const {
+  // Which channels were kept does not matter: the file's values replace them all.
+  const ChannelPlan plan = plan_channels(*model);
+  std::vector<ChannelLink> links;
+  std::vector<std::vector<uint8_t>> keep;
+  for (const ChannelLink& link : plan.links) {
+    const auto saved = weights.tensors.find(link.producer + ".weight");
+    const nn::ModulePtr producer = model->get_submodule(link.producer);
+    if (saved == weights.tensors.end() || producer == nullptr) continue;
+    const int64_t now = producer->named_parameters().front().second.size(0), kept = saved->second.size(0);
+    if (kept >= now || kept < 1) continue;
+    std::vector<uint8_t> k(static_cast<size_t>(now), 0);
+    std::fill(k.begin(), k.begin() + kept, 1);
+    links.push_back(link);
+    keep.push_back(std::move(k));
+  }
+  if (!links.empty()) (void)shrink_channels(*model, links, keep);
+  return false;
 }
 
 bool PruneStage::run(train::PipelineState& s) {

@@ -19,6 +19,9 @@ class PruneStage final : public train::PipelineStage {
   /// False when the fine-tuning was interrupted by a signal (nothing of the stage is kept then
   /// but the pruned weights of the model in memory).
   bool run(train::PipelineState& s) override;
+  /// Shrinks the layers whose saved weights have fewer output channels (structured pruning) to
+  /// the saved shapes; the file then loads as usual.
+  bool prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const override;
 
  private:
   PruneConfig cfg_;

@@ -28,7 +28,7 @@ for k,v in h.items():
 print(z, t)' "$1"
 }
 
-# 1. structured pruning in the pipeline
+# 1. structured pruning in the pipeline; predict and export on its saved (smaller) model
 "$ingot" run tests/compress/configs/prune_pipeline.yaml --runs-dir "$work/runs" > "$work/out.txt" 2>&1 ||
   { cat "$work/out.txt"; fail "run failed"; }
 run="$work/runs/prune_pipeline"
@@ -43,6 +43,13 @@ grep -q "prune: 12 keeps its outputs: the model's output layer" "$work/out.txt" 
 grep -q "L2 structured 50%, 8 steps fine-tuning: 2 convs and 1 linear shrunk" "$run/compression.md" ||
   fail "no stage note in compression.md: $(cat "$run/compression.md")"
 grep -q '"stage":"prune"' "$run/metrics.jsonl" || fail "no fine-tuning records of the prune stage"
+# predict and export read the shrunk model (the prune stage rebuilds the smaller layers).
+/usr/bin/python3 -c 'import sys, numpy as np
+np.save(sys.argv[1], np.random.RandomState(3).normal(size=(4, 1, 8, 8)).astype(np.float32))' "$work/x.npy"
+"$ingot" predict "$run" "$work/x.npy" > "$work/predict.txt" 2>&1 || { cat "$work/predict.txt"; fail "predict on the pruned run"; }
+[ "$(grep -c 'x.npy\[' "$work/predict.txt")" -eq 4 ] || fail "predict rows: $(cat "$work/predict.txt")"
+"$ingot" export "$run" --format onnx -o "$work/pruned.onnx" > "$work/export.txt" 2>&1 ||
+  { cat "$work/export.txt"; fail "export of the pruned run"; }
 grep -Eq "evaluate: 64 samples  accuracy (9[0-9]|100)\." "$work/out.txt" ||
   fail "the pruned model does not classify: $(grep evaluate "$work/out.txt")"
 

@@ -10,41 +10,7 @@ work=$(mktemp -d)
 trap "rm -rf \"$work\"" EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Class "bars": the top half bright; "columns": the left half bright; "frame": a bright border.
-# Random tints and noise; every 5th image grey, every 7th RGBA, every 3rd 20 pixels wide.
-/usr/bin/python3 - "$work" <<'PY'
-import os, random, struct, sys, zlib
-def png(path, w, h, kind, rows):
-    colour = {"grey": 0, "rgb": 2, "rgba": 6}[kind]
-    raw = b"".join(b"\0" + bytes(r) for r in rows)
-    def chunk(tag, data):
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, colour, 0, 0, 0))
-                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
-def bright(c, x, y, w, h):
-    if c == 0: return y < h // 2
-    if c == 1: return x < w // 2
-    return x < 3 or y < 3 or x >= w - 3 or y >= h - 3
-rng = random.Random(7)
-for split, count in (("train", 30), ("test", 10)):
-    for c, name in enumerate(("bars", "columns", "frame")):
-        os.makedirs(f"{sys.argv[1]}/{split}/{name}")
-        for i in range(count):
-            w, h = (20 if i % 3 == 0 else 16), 16
-            kind = "grey" if i % 5 == 0 else "rgba" if i % 7 == 0 else "rgb"
-            tint = [rng.uniform(0.6, 1.0) for _ in range(3)]
-            rows = []
-            for y in range(h):
-                row = []
-                for x in range(w):
-                    v = (200 if bright(c, x, y, w, h) else 40) + rng.randint(-30, 30)
-                    px = [max(0, min(255, int(v * t))) for t in tint]
-                    row += px[:1] if kind == "grey" else px + ([255] if kind == "rgba" else [])
-                rows.append(row)
-            png(f"{sys.argv[1]}/{split}/{name}/{i:02d}.png", w, h, kind, rows)
-open(f"{sys.argv[1]}/train/bars/notes.txt", "w").write("not an image\n")
-PY
+/usr/bin/python3 tests/pipeline/make_pngs.py "$work"
 
 "$ingot" run tests/pipeline/configs/image_folder.yaml --set data.image_folder.train="$work/train" \
   --set data.image_folder.test="$work/test" --runs-dir "$work/runs" > "$work/out.txt" 2>&1 ||
