@@ -13,5 +13,5 @@ extern "C" INGOT_EXTENSION_EXPORT void ingot_extension_register(ingot::Registry&
          return std::make_unique<ingot::quant::QuantizeStage>(ingot::quant::parse_quantize_config(node, file));
        },
        "post-training int8 quantization (static with calibration, dynamic, or load a saved one)"});
-  ingot::quant::register_onnx_exporters(ingot::io::onnx::exporter_registry());
+  ingot::quant::register_onnx_exporters(registry.onnx_exporters);
 }

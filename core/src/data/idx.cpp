@@ -212,59 +212,48 @@ IdxArray read_idx_any(const std::string& path, const std::string& missing_hint) 
   return read_idx_impl(path, missing_hint, false);
 }
 
-std::vector<float> idx_floats(const IdxArray& a) {
+namespace {
+
+/// Every element of `a` as T, whatever its IDX type.
+template <class T>
+std::vector<T> idx_values(const IdxArray& a) {
   const int64_t n = a.numel();
-  std::vector<float> out(static_cast<size_t>(n));
+  std::vector<T> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    float& v = out[static_cast<size_t>(i)];
+    T& v = out[static_cast<size_t>(i)];
     switch (a.type) {
       case kIdxUbyte:
-        v = a.data[static_cast<size_t>(i)];
+        v = static_cast<T>(a.data[static_cast<size_t>(i)]);
         break;
       case kIdxByte:
-        v = element<int8_t>(a, i);
+        v = static_cast<T>(element<int8_t>(a, i));
         break;
       case kIdxInt16:
-        v = element<int16_t>(a, i);
+        v = static_cast<T>(element<int16_t>(a, i));
         break;
       case kIdxInt32:
-        v = static_cast<float>(element<int32_t>(a, i));
+        v = static_cast<T>(element<int32_t>(a, i));
         break;
       case kIdxFloat32:
-        v = element<float>(a, i);
+        v = static_cast<T>(element<float>(a, i));
         break;
       default:
-        v = static_cast<float>(element<double>(a, i));
+        v = static_cast<T>(element<double>(a, i));
         break;
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<float> idx_floats(const IdxArray& a) { return idx_values<float>(a); }
+
 std::vector<int64_t> idx_integers(const IdxArray& a, const std::string& path) {
   INGOT_CHECK_AS(a.type != kIdxFloat32 && a.type != kIdxFloat64, InputError,
                  "{}: holds {} values, but class numbers must be integers (IDX type 0x08 or 0x0C)", path,
                  idx_type_name(a.type));
-  const int64_t n = a.numel();
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t& v = out[static_cast<size_t>(i)];
-    switch (a.type) {
-      case kIdxUbyte:
-        v = a.data[static_cast<size_t>(i)];
-        break;
-      case kIdxByte:
-        v = element<int8_t>(a, i);
-        break;
-      case kIdxInt16:
-        v = element<int16_t>(a, i);
-        break;
-      default:
-        v = element<int32_t>(a, i);
-        break;
-    }
-  }
-  return out;
+  return idx_values<int64_t>(a);
 }
 
 void write_idx(const std::string& path, const IdxArray& array, bool gzip) {

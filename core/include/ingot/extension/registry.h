@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ingot/data/dataset_registry.h"
+#include "ingot/io/onnx_export.h"
 #include "ingot/nn/layer_registry.h"
 #include "ingot/nn/loss_registry.h"
 #include "ingot/optim/lr_schedule.h"
@@ -20,6 +21,7 @@ struct Registry {
   train::StageRegistry& stages;           ///< stages:
   train::CallbackRegistry& callbacks;     ///< train.callbacks
   data::DatasetRegistry& datasets;        ///< data.dataset (with its data.<name> section)
+  io::onnx::ExporterRegistry& onnx_exporters;  ///< `ingot export`: how a layer type is written in ONNX
 
   /// The process's registries.
   static Registry process();
