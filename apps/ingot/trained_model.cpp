@@ -56,6 +56,12 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
   if (const YAML::Node names = root["resolved"]["class_names"]; names && names.IsSequence())
     for (const auto& n : names) class_names.push_back(n.as<std::string>());
   root.remove("resolved");
+  // Runs written by earlier builds hold an empty `data.<dataset>:` (e.g. `fashion_mnist: ~`) that the
+  // schema does not know: dropped, as it says nothing.
+  if (YAML::Node data = root["data"]; data.IsMap() && data["dataset"]) {
+    const std::string dataset = data["dataset"].as<std::string>();
+    if (data[dataset] && data[dataset].IsNull()) data.remove(dataset);
+  }
   if (!sets.empty()) config::apply_overrides(root, sets, train::pipeline_schema());
   config::Config cfg = config::Config::from_yaml(root, config_file.string(), train::pipeline_schema());
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));

@@ -27,6 +27,17 @@ grep -q "unknown export format; formats: onnx" "$work/bad.txt" || fail "bad --fo
   [[ "${COMPREPLY[*]}" == "onnx" ]] || fail "completion of 'export --format': ${COMPREPLY[*]}"
 )
 
+# A Fashion-MNIST run (the shipped MLP, 3 steps): predict on the test IDX file and export read its
+# config.resolved.yaml back (a resolved data section that failed the schema once broke both).
+"$ingot" run configs/fashion_mnist_mlp.yaml --runs-dir "$work/runs" train.steps=3 data.workers=0 \
+  > "$work/fm.txt" 2>&1 || fail "fashion_mnist_mlp: $(tail -5 "$work/fm.txt")"
+"$ingot" predict "$work/runs/fashion_mnist_mlp" /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz \
+  -o "$work/fm.csv" 2> "$work/fm_predict.txt" || fail "predict on a fashion_mnist run: $(cat "$work/fm_predict.txt")"
+[ "$(wc -l < "$work/fm.csv")" -eq 10001 ] || fail "predict on the 10000 test images: $(wc -l < "$work/fm.csv") lines"
+"$ingot" export "$work/runs/fashion_mnist_mlp" --format onnx -o "$work/fm.onnx" > "$work/fm_export.txt" 2>&1 ||
+  fail "export of a fashion_mnist run: $(cat "$work/fm_export.txt")"
+grep -q "10 classes (T-shirt/top, Trouser," "$work/fm_export.txt" || fail "class names: $(cat "$work/fm_export.txt")"
+
 python="${INGOT_BUILD_DIR:-build}/test-venv/bin/python"
 if [ ! -x "$python" ] || ! "$python" -c 'import onnxruntime, onnx, numpy' 2> /dev/null; then
   echo "INGOT_SKIP: onnxruntime not installed (scripts/test installs it in build/test-venv)"

@@ -158,7 +158,7 @@ YAML::Node data_config_yaml(const DataConfig& c) {
     n["synthetic"]["height"] = c.synthetic.height;
     n["synthetic"]["width"] = c.synthetic.width;
     n["synthetic"]["classes"] = c.synthetic.classes;
-  } else if (c.section.IsDefined()) {
+  } else if (c.section.IsDefined() && !c.section.IsNull()) {  // (a default Node is defined and null)
     n[c.dataset] = YAML::Clone(c.section);  // the dataset type's own keys (files of csv, npy)
   }
   return n;
