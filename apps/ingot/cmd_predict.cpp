@@ -45,12 +45,17 @@ bool is_csv(const std::string& path) {
 }
 
 /// The images as the run's image_folder dataset prepares them: channels and size of the model's
-/// input, data.image_folder.resize (crop when the run names none), bytes scaled to [0, 1].
+/// input, data.image_folder.resize and antialias (crop and true when the run names none), bytes
+/// scaled to [0, 1].
 std::vector<float> image_values(const std::vector<std::string>& files, const TrainedModel& m) {
   data::ResizeMode mode = data::ResizeMode::Crop;
-  if (m.data.dataset == "image_folder" && m.data.section.IsMap() && m.data.section["resize"])
-    mode = data::parse_resize_mode(m.data.section["resize"].Scalar(), "data.image_folder.resize");
-  const std::vector<uint8_t> bytes = data::load_image_samples(files, m.input_shape, mode);
+  bool antialias = true;
+  if (m.data.dataset == "image_folder" && m.data.section.IsMap()) {
+    if (m.data.section["resize"])
+      mode = data::parse_resize_mode(m.data.section["resize"].Scalar(), "data.image_folder.resize");
+    if (m.data.section["antialias"]) antialias = m.data.section["antialias"].as<bool>();
+  }
+  const std::vector<uint8_t> bytes = data::load_image_samples(files, m.input_shape, mode, antialias);
   std::vector<float> values(bytes.size());
   std::transform(bytes.begin(), bytes.end(), values.begin(), [](uint8_t b) { return b / 255.0f; });
   return values;

@@ -113,5 +113,9 @@ TEST_CASE("data config: the resolved section passes the schema again, for every 
     CHECK_NOTHROW(data_schema().validate(resolved, "config.resolved.yaml", "data"));
     const std::string dataset = resolved["dataset"].as<std::string>();
     if (dataset == "fashion_mnist") CHECK_FALSE(resolved["fashion_mnist"]);
+    if (dataset == "image_folder") {  // the resizing defaults are recorded, for predict
+      CHECK(resolved["image_folder"]["resize"].as<std::string>() == "crop");
+      CHECK(resolved["image_folder"]["antialias"].as<bool>());
+    }
   }
 }

@@ -1,5 +1,5 @@
 """Golden image resizing: torch.nn.functional.interpolate (bilinear, align_corners=False,
-antialias=False), alone ("stretch") and after torchvision's Resize(shorter side) + CenterCrop
+antialias False, and True for the modes ending in _aa), alone ("stretch") and after torchvision's Resize(shorter side) + CenterCrop
 geometry ("crop", written out here because Debian has no torchvision).
 
 Run by hand with Debian's torch (never the python first on PATH):
@@ -31,6 +31,11 @@ CASES = [
     ("crop_third", "crop", (1, 13, 9), (6, 6)),
     ("crop_tie", "crop", (1, 11, 6), (6, 6)),
     ("crop_up", "crop", (1, 4, 6), (9, 9)),
+    # antialias=True (torchvision's Resize default): shrinking by 2 to 8, and growing
+    ("aa_down", "stretch_aa", (3, 32, 40), (8, 5)),
+    ("aa_odd", "stretch_aa", (1, 23, 17), (7, 6)),
+    ("aa_up", "stretch_aa", (1, 5, 4), (9, 11)),
+    ("aa_crop", "crop_aa", (3, 40, 64), (12, 12)),
 ]
 
 
@@ -47,12 +52,13 @@ def main():
     tensors, cases = {}, []
     for name, mode, shape, (oh, ow) in CASES:
         x = torch.randint(0, 256, shape).float()
-        if mode == "stretch":
-            y = F.interpolate(x[None], size=(oh, ow), mode="bilinear", align_corners=False, antialias=False)[0]
+        aa = mode.endswith("_aa")
+        if mode.startswith("stretch"):
+            y = F.interpolate(x[None], size=(oh, ow), mode="bilinear", align_corners=False, antialias=aa)[0]
         else:
             assert oh == ow
             nh, nw, top, left = crop_box(shape[1], shape[2], oh)
-            r = F.interpolate(x[None], size=(nh, nw), mode="bilinear", align_corners=False, antialias=False)[0]
+            r = F.interpolate(x[None], size=(nh, nw), mode="bilinear", align_corners=False, antialias=aa)[0]
             y = r[:, top:top + oh, left:left + ow]
             tensors[name + ".box"] = torch.tensor([nh, nw, top, left], dtype=torch.int64)
         tensors[name + ".x"] = x

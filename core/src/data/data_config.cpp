@@ -160,6 +160,10 @@ YAML::Node data_config_yaml(const DataConfig& c) {
     n["synthetic"]["classes"] = c.synthetic.classes;
   } else if (c.section.IsDefined() && !c.section.IsNull()) {  // (a default Node is defined and null)
     n[c.dataset] = YAML::Clone(c.section);  // the dataset type's own keys (files of csv, npy)
+    if (c.dataset == "image_folder") {  // how images were resized, so that predict does the same
+      if (!n[c.dataset]["resize"]) n[c.dataset]["resize"] = "crop";
+      if (!n[c.dataset]["antialias"]) n[c.dataset]["antialias"] = true;
+    }
   }
   return n;
 }

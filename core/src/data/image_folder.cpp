@@ -60,9 +60,9 @@ Split list_split(const std::string& dir, const std::vector<std::string>& classes
   return s;
 }
 
-std::shared_ptr<const Dataset> make_dataset(const Split& s, const Shape& sample, ResizeMode mode, int64_t classes,
-                                            const Normalize& normalize, const std::string& dir) {
-  const std::vector<uint8_t> bytes = load_image_samples(s.files, sample, mode);
+std::shared_ptr<const Dataset> make_dataset(const Split& s, const Shape& sample, const ImageFolderOptions& o,
+                                            int64_t classes, const Normalize& normalize, const std::string& dir) {
+  const std::vector<uint8_t> bytes = load_image_samples(s.files, sample, o.resize, o.antialias);
   const int64_t n = static_cast<int64_t>(s.files.size());
   const std::string source = "data.image_folder: " + dir;
   Normalize norm = normalize;  // empty = none, as normalize_samples reads it
@@ -100,7 +100,8 @@ std::vector<std::string> image_files(const std::string& dir, int64_t* skipped) {
   return files;
 }
 
-std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode) {
+std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode,
+                                        bool antialias) {
   const size_t per = static_cast<size_t>(sample.numel()), n = files.size();
   std::vector<uint8_t> out(per * n);
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
@@ -113,7 +114,7 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
     size_t i = t;
     try {
       for (; i < n; i += threads) {
-        const std::vector<uint8_t> one = image_sample(decode_image(files[i]), sample, mode);
+        const std::vector<uint8_t> one = image_sample(decode_image(files[i]), sample, mode, antialias);
         std::memcpy(out.data() + i * per, one.data(), per);
       }
     } catch (...) {
@@ -156,15 +157,16 @@ DatasetSplits image_folder_datasets(const ImageFolderOptions& o, const Shape& sa
   const int64_t k = static_cast<int64_t>(classes.size());
   DatasetSplits out;
   out.class_names = classes;
-  out.train = make_dataset(train, sample, o.resize, k, normalize, o.train);
-  out.test = make_dataset(test, sample, o.resize, k, normalize, o.test);
-  if (!o.validation.empty()) out.validation = make_dataset(validation, sample, o.resize, k, normalize, o.validation);
+  out.train = make_dataset(train, sample, o, k, normalize, o.train);
+  out.test = make_dataset(test, sample, o, k, normalize, o.test);
+  if (!o.validation.empty()) out.validation = make_dataset(validation, sample, o, k, normalize, o.validation);
   return out;
 }
 
 void register_image_folder_dataset(DatasetRegistry& registry) {
   config::Schema keys;
   keys.string("train", true).string("test", true).string("validation").string("resize", false, {"crop", "stretch"});
+  keys.boolean("antialias");
   registry.add(
       {"image_folder", std::move(keys),
        [](const YAML::Node& section, const std::string&, const DataConfig& c, uint64_t) {
@@ -180,10 +182,11 @@ void register_image_folder_dataset(DatasetRegistry& registry) {
          o.test = section["test"].Scalar();
          if (section["validation"]) o.validation = section["validation"].Scalar();
          if (section["resize"]) o.resize = parse_resize_mode(section["resize"].Scalar(), "data.image_folder.resize");
+         if (section["antialias"]) o.antialias = section["antialias"].as<bool>();
          return image_folder_datasets(o, *c.input_shape, c.normalize);
        },
        "PNG and JPEG files, one sub-folder per class, resized to model.input_shape (data.image_folder: train, test, "
-       "validation, resize: crop | stretch)"});
+       "validation, resize: crop | stretch, antialias)"});
 }
 
 }  // namespace ingot::data

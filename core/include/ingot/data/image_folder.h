@@ -14,6 +14,7 @@ namespace ingot::data {
 struct ImageFolderOptions {
   std::string train, test, validation;
   ResizeMode resize = ResizeMode::Crop;
+  bool antialias = true;  ///< resizing filters as torchvision's Resize does by default (PIL's)
 };
 
 /// The image files (.png, .jpg, .jpeg in any case) under `dir`, recursively, in sorted path
@@ -22,7 +23,8 @@ std::vector<std::string> image_files(const std::string& dir, int64_t* skipped = 
 
 /// Every image of `files` as one sample of `sample` = [C, H, W] bytes, concatenated [N, C, H, W]
 /// (decoded on several threads). Throws the first file's InputError (see decode_image).
-std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode);
+std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode,
+                                        bool antialias = true);
 
 /// Reads the folders: class names are the train folder's sub-folders, sorted; test and
 /// validation must have the same ones. Images are decoded, converted to `sample`'s channels and
@@ -31,7 +33,7 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
 /// naming the file). Files that are not images are skipped and counted in one note on stderr.
 DatasetSplits image_folder_datasets(const ImageFolderOptions& options, const Shape& sample, const Normalize& normalize);
 
-/// Registers type `image_folder` (keys train, test, validation, resize).
+/// Registers type `image_folder` (keys train, test, validation, resize, antialias).
 void register_image_folder_dataset(DatasetRegistry& registry);
 
 }  // namespace ingot::data

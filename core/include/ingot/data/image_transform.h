@@ -27,10 +27,12 @@ std::vector<uint8_t> image_planes(const Image& image, int64_t channels);
 
 /// Bilinear resize of planar floats [channels, height, width] to [channels, out_height,
 /// out_width] with half-pixel centres, as torch.nn.functional.interpolate(mode="bilinear",
-/// align_corners=False, antialias=False): shrinking does not antialias, so each output pixel
-/// blends the 2 x 2 input pixels nearest its centre.
+/// align_corners=False, antialias=...). Without antialiasing each output pixel blends the 2 x 2
+/// input pixels nearest its centre (shrinking by much skips pixels and aliases); with it, the
+/// filter widens to cover every input pixel under the output one (torchvision's Resize default,
+/// and PIL's).
 std::vector<float> resize_bilinear(const std::vector<float>& planes, int64_t channels, int64_t height, int64_t width,
-                                   int64_t out_height, int64_t out_width);
+                                   int64_t out_height, int64_t out_width, bool antialias = false);
 
 /// Where ResizeMode::Crop takes an `out_height` x `out_width` sample from a `height` x `width`
 /// image: the size it is first resized to (the side that limits the scale becomes exactly the
@@ -42,8 +44,8 @@ struct CropBox {
 CropBox crop_box(int64_t height, int64_t width, int64_t out_height, int64_t out_width);
 
 /// The image as one sample of `sample` = [C, H, W] bytes: channels converted, then resized
-/// (bilinear as resize_bilinear, rounded to the nearest byte). ConfigError for a sample shape
-/// that is not [1 or 3, H, W].
-std::vector<uint8_t> image_sample(const Image& image, const Shape& sample, ResizeMode mode);
+/// (bilinear as resize_bilinear, antialiased or not, rounded to the nearest byte). ConfigError for
+/// a sample shape that is not [1 or 3, H, W].
+std::vector<uint8_t> image_sample(const Image& image, const Shape& sample, ResizeMode mode, bool antialias = true);
 
 }  // namespace ingot::data
