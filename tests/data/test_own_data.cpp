@@ -151,6 +151,32 @@ TEST_CASE("csv: string labels are classes in sorted order, from any column, any 
   CHECK(label == 1);
 }
 
+TEST_CASE("csv: a validation file is the run's validation split, its classes counted with the others",
+          "[data][own][validation]") {
+  TempDir dir;
+  write_text(dir.file("train.csv"), "x,kind\n1,b\n2,c\n");
+  write_text(dir.file("test.csv"), "x,kind\n3,b\n");
+  write_text(dir.file("val.csv"), "x,kind\n4,a\n5,c\n");  // "a" appears only here
+  const YAML::Node node = YAML::Load(fmt::format(
+      "{{dataset: csv, workers: 0, validation: {{fraction: 0.5}}, csv: {{train: '{0}', test: '{1}', validation: "
+      "'{2}', label: kind}}}}",
+      dir.file("train.csv"), dir.file("test.csv"), dir.file("val.csv")));
+  data_schema().validate(node, "d.yaml", "data");
+  const DataLoaders loaders = make_data_loaders(parse_data_config(node, "d.yaml"), 0);
+  CHECK(loaders.class_names == std::vector<std::string>{"a", "b", "c"});
+  REQUIRE(loaders.validation != nullptr);
+  CHECK(loaders.validation->dataset().size() == 2);  // the file, not a fraction of train
+  CHECK(loaders.train->dataset().size() == 2);
+  int64_t label = -1;
+  CHECK(sample_of(loaders.validation->dataset(), 0, &label) == std::vector<float>{4.0f});
+  CHECK(label == 0);
+  // Columns that differ from train's are refused, naming the file.
+  write_text(dir.file("val.csv"), "y,kind\n4,a\n");
+  CHECK_THROWS_WITH(csv_datasets(dir.file("train.csv"), dir.file("test.csv"), CsvOptions{"kind"}, Normalize{{}, {}},
+                                 dir.file("val.csv")),
+                    Catch::Matchers::Contains("val.csv has columns y, kind"));
+}
+
 TEST_CASE("csv: data.normalize applies per feature, through the config and the loaders", "[data][own]") {
   TempDir dir;
   write_text(dir.file("d.csv"), "x,y,label\n1,10,0\n3,30,1\n");

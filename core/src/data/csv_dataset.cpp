@@ -135,12 +135,15 @@ std::vector<float> features_of(const CsvTable& t, size_t label) {
 }  // namespace
 
 DatasetSplits csv_datasets(const std::string& train, const std::string& test, const CsvOptions& options,
-                           const Normalize& normalize) {
-  const CsvTable tables[2] = {read_table(train, options), read_table(test, options)};
-  if (tables[1].columns.size() != tables[0].columns.size() ||
-      (options.header && tables[1].columns != tables[0].columns))
-    fail(fmt::format("{} has columns {} but {} has {}; the files must have the same columns", test,
-                     fmt::join(tables[1].columns, ", "), train, fmt::join(tables[0].columns, ", ")));
+                           const Normalize& normalize, const std::string& validation) {
+  std::vector<CsvTable> tables;
+  for (const std::string* f : {&train, &test, &validation})
+    if (!f->empty()) tables.push_back(read_table(*f, options));
+  for (size_t i = 1; i < tables.size(); ++i)
+    if (tables[i].columns.size() != tables[0].columns.size() ||
+        (options.header && tables[i].columns != tables[0].columns))
+      fail(fmt::format("{} has columns {} but {} has {}; the files must have the same columns", tables[i].path,
+                       fmt::join(tables[i].columns, ", "), train, fmt::join(tables[0].columns, ", ")));
   const size_t label = label_column(tables[0], options.label);
   bool numbered = true;
   std::map<std::string, int64_t> names;
@@ -162,8 +165,8 @@ DatasetSplits csv_datasets(const std::string& train, const std::string& test, co
       splits.class_names.push_back(name);
     }
   }
-  std::vector<int64_t> labels[2];
-  for (int i = 0; i < 2; ++i) {
+  std::vector<std::vector<int64_t>> labels(tables.size());
+  for (size_t i = 0; i < tables.size(); ++i) {
     const CsvTable& t = tables[i];
     for (size_t r = 0; r < t.rows.size(); ++r) {
       int64_t v = 0;
@@ -178,13 +181,13 @@ DatasetSplits csv_datasets(const std::string& train, const std::string& test, co
     }
   }
   const int64_t features = static_cast<int64_t>(tables[0].columns.size()) - 1;
-  std::shared_ptr<const Dataset> sets[2];
-  for (int i = 0; i < 2; ++i) {
-    sets[i] = dataset_from_floats(features_of(tables[i], label), Shape{features, 1, 1}, labels[i], classes, normalize,
-                                  "data.csv: " + tables[i].path, "");
-  }
+  std::vector<std::shared_ptr<const Dataset>> sets;
+  for (size_t i = 0; i < tables.size(); ++i)
+    sets.push_back(dataset_from_floats(features_of(tables[i], label), Shape{features, 1, 1}, labels[i], classes,
+                                       normalize, "data.csv: " + tables[i].path, ""));
   splits.train = sets[0];
   splits.test = sets[1];
+  if (sets.size() > 2) splits.validation = sets[2];
   return splits;
 }
 
@@ -216,16 +219,18 @@ std::vector<float> csv_features(const std::string& path, const CsvOptions& optio
 
 void register_csv_dataset(DatasetRegistry& registry) {
   config::Schema keys;
-  keys.string("train", true).string("test", true).any("label").boolean("header").string("delimiter");
+  keys.string("train", true).string("test", true).string("validation").any("label").boolean("header").string(
+      "delimiter");
   registry.add(
       {"csv", std::move(keys),
        [](const YAML::Node& section, const std::string&, const DataConfig& c, uint64_t) {
          if (!section || !section.IsMap() || !section["train"] || !section["test"])
            throw ConfigError("data.csv: give the files, e.g. data: {dataset: csv, csv: {train: a.csv, test: b.csv}}");
-         return csv_datasets(section["train"].Scalar(), section["test"].Scalar(), csv_options(section), c.normalize);
+         return csv_datasets(section["train"].Scalar(), section["test"].Scalar(), csv_options(section), c.normalize,
+                             section["validation"] ? section["validation"].Scalar() : std::string());
        },
-       "numeric columns of a train and a test CSV file and a label column (data.csv: train, test, label, header, "
-       "delimiter)"});
+       "numeric columns of a train and a test CSV file and a label column (data.csv: train, test, validation, label, "
+       "header, delimiter)"});
 }
 
 }  // namespace ingot::data

@@ -18,14 +18,15 @@ struct CsvOptions {
   char delimiter = ',';
 };
 
-/// Reads `train` and `test` (paths as given, relative to the working directory). Labels that are
-/// all integers (in both files) are class numbers, K = the largest + 1, with no class names;
+/// Reads `train`, `test` and, when given, `validation` (the dataset's own validation split; paths
+/// as given, relative to the working directory). Labels that are all integers (in every file) are
+/// class numbers, K = the largest + 1, with no class names;
 /// otherwise every label is a class name, classes numbered in sorted name order. Throws
 /// InputError with one line naming the file, row (line of the file, 1-based) and column for a
 /// value that is not a finite number, a row with the wrong number of columns, a negative class
 /// number; ConfigError for a label column that is not there.
 DatasetSplits csv_datasets(const std::string& train, const std::string& test, const CsvOptions& options,
-                           const Normalize& normalize);
+                           const Normalize& normalize, const std::string& validation = "");
 
 /// The options of a `data.csv:` section (label, header, delimiter; defaults where absent).
 /// ConfigError for a label that is not a scalar or a delimiter that is not one character.
@@ -37,7 +38,7 @@ CsvOptions csv_options(const YAML::Node& section);
 /// the errors csv_datasets reports.
 std::vector<float> csv_features(const std::string& path, const CsvOptions& options, int64_t features);
 
-/// Registers type `csv` (keys train, test, label, header, delimiter).
+/// Registers type `csv` (keys train, test, validation, label, header, delimiter).
 void register_csv_dataset(DatasetRegistry& registry);
 
 }  // namespace ingot::data
