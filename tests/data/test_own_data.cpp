@@ -253,6 +253,41 @@ TEST_CASE("npy: float32, float64 and uint8 arrays read back exactly with int lab
   CHECK(m.class_names == std::vector<std::string>{"no", "yes"});
 }
 
+TEST_CASE("npy: validation files (.npy pair or .npz) are the run's validation split", "[data][own][validation]") {
+  TempDir dir;
+  const auto x = npy_of("<f4", "(3, 2)", kX);
+  const auto y = npy_of("<i8", "(3,)", kY);
+  test::write_plain(dir.file("x.npy"), x);
+  test::write_plain(dir.file("y.npy"), y);
+  test::write_plain(dir.file("d.npz"), zip_of({{"x.npy", x}, {"y.npy", y}}, false));
+  const std::vector<float> vx = {9.0f, 8.0f};
+  test::write_plain(dir.file("vx.npy"), npy_of("<f4", "(1, 2)", vx));
+  test::write_plain(dir.file("vy.npy"), npy_of("<i8", "(1,)", std::vector<int64_t>{4}));  // class 4: K grows to 5
+  test::write_plain(dir.file("v.npz"), zip_of({{"x.npy", npy_of("<f4", "(1, 2)", vx)},
+                                               {"y.npy", npy_of("<i8", "(1,)", std::vector<int64_t>{4})}},
+                                              false));
+  for (const std::string& section :
+       {fmt::format("{{train_x: '{0}', train_y: '{1}', test_x: '{0}', test_y: '{1}', validation_x: '{2}', "
+                    "validation_y: '{3}'}}",
+                    dir.file("x.npy"), dir.file("y.npy"), dir.file("vx.npy"), dir.file("vy.npy")),
+        fmt::format("{{train: '{0}', test: '{0}', validation: '{1}'}}", dir.file("d.npz"), dir.file("v.npz"))}) {
+    INFO(section);
+    const YAML::Node node = YAML::Load("{dataset: npy, workers: 0, npy: " + section + "}");
+    data_schema().validate(node, "d.yaml", "data");
+    const DataLoaders l = make_data_loaders(parse_data_config(node, "d.yaml"), 1);
+    REQUIRE(l.validation != nullptr);
+    int64_t label = -1;
+    CHECK(sample_of(l.validation->dataset(), 0, &label) == vx);
+    CHECK(label == 4);
+    CHECK(l.train->dataset().num_classes() == 5);
+  }
+  const YAML::Node half = YAML::Load(fmt::format(
+      "{{dataset: npy, npy: {{train_x: '{0}', train_y: '{1}', test_x: '{0}', test_y: '{1}', validation_x: '{0}'}}}}",
+      dir.file("x.npy"), dir.file("y.npy")));
+  CHECK_THROWS_WITH(make_data_loaders(parse_data_config(half, "d.yaml"), 1),
+                    Catch::Contains("give both validation_x and validation_y"));
+}
+
 TEST_CASE("npz: stored and deflated members, member names from the config", "[data][own]") {
   TempDir dir;
   const auto x = npy_of("<f4", "(3, 2)", kX);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "float_samples.h"
 #include "ingot/base/error.h"
@@ -81,11 +82,14 @@ Split load(const NpySource& s) {
 }  // namespace
 
 DatasetSplits npy_datasets(const NpySource& train, const NpySource& test, const std::vector<std::string>& classes,
-                           const Normalize& normalize) {
-  Split splits[2] = {load(train), load(test)};
-  if (!(splits[1].sample == splits[0].sample))
-    fail(fmt::format("{}: test samples are {} but the train samples ({}) are {}", splits[1].x_name,
-                     splits[1].sample.str(), splits[0].x_name, splits[0].sample.str()));
+                           const Normalize& normalize, const std::optional<NpySource>& validation) {
+  std::vector<Split> splits{load(train), load(test)};
+  if (validation) splits.push_back(load(*validation));
+  for (size_t i = 1; i < splits.size(); ++i)
+    if (!(splits[i].sample == splits[0].sample))
+      fail(fmt::format("{}: {} samples are {} but the train samples ({}) are {}", splits[i].x_name,
+                       i == 1 ? "test" : "validation", splits[i].sample.str(), splits[0].x_name,
+                       splits[0].sample.str()));
   int64_t num_classes = static_cast<int64_t>(classes.size());
   std::string hint = fmt::format("; data.npy.classes names {} classes", num_classes);
   if (classes.empty()) {
@@ -93,18 +97,22 @@ DatasetSplits npy_datasets(const NpySource& train, const NpySource& test, const 
       for (int64_t v : s.y) num_classes = std::max(num_classes, v + 1);
     hint = "; class numbers must be 0..K-1";
   }
+  std::vector<std::shared_ptr<const Dataset>> sets;
+  for (Split& s : splits)
+    sets.push_back(dataset_from_floats(std::move(s.x), s.sample, s.y, std::max<int64_t>(num_classes, 1), normalize,
+                                       "data.npy: " + s.y_name, hint));
   DatasetSplits out;
   out.class_names = classes;
-  out.train = dataset_from_floats(std::move(splits[0].x), splits[0].sample, splits[0].y,
-                                  std::max<int64_t>(num_classes, 1), normalize, "data.npy: " + splits[0].y_name, hint);
-  out.test = dataset_from_floats(std::move(splits[1].x), splits[1].sample, splits[1].y,
-                                 std::max<int64_t>(num_classes, 1), normalize, "data.npy: " + splits[1].y_name, hint);
+  out.train = sets[0];
+  out.test = sets[1];
+  if (sets.size() > 2) out.validation = sets[2];
   return out;
 }
 
 void register_npy_dataset(DatasetRegistry& registry) {
   config::Schema keys;
   keys.string("train_x").string("train_y").string("test_x").string("test_y");
+  keys.string("validation_x").string("validation_y").string("validation");
   keys.string("train").string("test").string("x").string("y").any("classes");
   registry.add(
       {"npy", std::move(keys),
@@ -128,14 +136,24 @@ void register_npy_dataset(DatasetRegistry& registry) {
            for (const auto& name : list) classes.push_back(name.Scalar());
          }
          NpySource train{str("train_x"), str("train_y"), ""}, test{str("test_x"), str("test_y"), ""};
+         std::optional<NpySource> validation;
          if (npz) {
            train = {str("x", "x"), str("y", "y"), str("train")};
            test = {str("x", "x"), str("y", "y"), str("test")};
+           if (!str("validation").empty()) validation = NpySource{str("x", "x"), str("y", "y"), str("validation")};
+         } else if (!str("validation_x").empty() || !str("validation_y").empty()) {
+           if (str("validation_x").empty() || str("validation_y").empty())
+             throw ConfigError("data.npy: give both validation_x and validation_y (.npy files)");
+           validation = NpySource{str("validation_x"), str("validation_y"), ""};
          }
-         return npy_datasets(train, test, classes, c.normalize);
+         if ((npz && (!str("validation_x").empty() || !str("validation_y").empty())) ||
+             (npy && !str("validation").empty()))
+           throw ConfigError("data.npy: with .npz files give validation (a .npz); with .npy files validation_x and "
+                             "validation_y");
+         return npy_datasets(train, test, classes, c.normalize, validation);
        },
-       "numpy arrays x [N, ...] and y [N] (data.npy: train_x, train_y, test_x, test_y, or train, test .npz with x, "
-       "y; classes)"});
+       "numpy arrays x [N, ...] and y [N] (data.npy: train_x, train_y, test_x, test_y[, validation_x, validation_y], "
+       "or train, test[, validation] .npz with x, y; classes)"});
 }
 
 }  // namespace ingot::data

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,11 @@ struct NpySource {
 
 /// Builds the splits. x is [N, F] (samples [F, 1, 1]), [N, H, W] ([1, H, W]) or [N, C, H, W];
 /// y integer [N]. The class count is `classes.size()` when given (those are the class names),
-/// else the largest label of either split + 1. Throws InputError with one line naming the file
-/// for an unsupported dtype or shape, x and y of different N, train and test samples of
+/// else the largest label of any split + 1. `validation`: the dataset's own validation split. Throws InputError with one line naming the file
+/// for an unsupported dtype or shape, x and y of different N, splits whose samples have
 /// different shapes, a label outside [0, K), and whatever read_npy / read_npz report.
 DatasetSplits npy_datasets(const NpySource& train, const NpySource& test, const std::vector<std::string>& classes,
-                           const Normalize& normalize);
+                           const Normalize& normalize, const std::optional<NpySource>& validation = std::nullopt);
 
 /// Registers type `npy` (keys train_x, train_y, test_x, test_y | train, test, x, y; classes).
 void register_npy_dataset(DatasetRegistry& registry);
