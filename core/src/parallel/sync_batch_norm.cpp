@@ -29,22 +29,10 @@ DType compute_dtype(DType x) { return x == DType::F64 ? DType::F64 : DType::F32;
 }  // namespace
 
 SyncBatchNorm::SyncBatchNorm(int64_t num_features, const nn::BatchNormOptions& options, const Communicator* comm)
-    : Module("SyncBatchNorm"), c_(num_features), options_(options), comm_(comm) {
-  check_options();
-  if (options.affine) {
-    weight_ = register_parameter("weight", ones({c_}));
-    bias_ = register_parameter("bias", zeros({c_}));
-  }
-  if (options.track_running_stats) {
-    running_mean_ = register_buffer("running_mean", zeros({c_}));
-    running_var_ = register_buffer("running_var", ones({c_}));
-    num_batches_tracked_ = register_buffer("num_batches_tracked", Tensor::scalar(0, DType::I64));
-  }
-}
+    : SyncBatchNorm(Shared{}, checked_batch_norm(num_features, options), comm) {}
 
 SyncBatchNorm::SyncBatchNorm(Shared, const nn::BatchNorm2d& bn, const Communicator* comm)
     : Module("SyncBatchNorm"), c_(bn.num_features()), options_(bn.options()), comm_(comm) {
-  check_options();
   // The same handles, in BatchNorm2d's registration order (so state_dict's order is kept too).
   if (options_.affine) {
     weight_ = register_parameter("weight", bn.weight());
@@ -63,10 +51,11 @@ std::shared_ptr<SyncBatchNorm> SyncBatchNorm::from_batch_norm(const nn::BatchNor
   return std::shared_ptr<SyncBatchNorm>(new SyncBatchNorm(Shared{}, bn, comm));
 }
 
-void SyncBatchNorm::check_options() const {
-  INGOT_CHECK_SHAPE(c_ > 0, "SyncBatchNorm: num_features {} must be >= 1", c_);
-  INGOT_CHECK(options_.eps > 0.0 && options_.momentum >= 0.0 && options_.momentum <= 1.0,
-              "SyncBatchNorm: eps {} must be > 0 and momentum {} in [0, 1]", options_.eps, options_.momentum);
+nn::BatchNorm2d SyncBatchNorm::checked_batch_norm(int64_t num_features, const nn::BatchNormOptions& options) {
+  INGOT_CHECK_SHAPE(num_features > 0, "SyncBatchNorm: num_features {} must be >= 1", num_features);
+  INGOT_CHECK(options.eps > 0.0 && options.momentum >= 0.0 && options.momentum <= 1.0,
+              "SyncBatchNorm: eps {} must be > 0 and momentum {} in [0, 1]", options.eps, options.momentum);
+  return nn::BatchNorm2d(num_features, options);
 }
 
 Tensor SyncBatchNorm::forward(const Tensor& x) {

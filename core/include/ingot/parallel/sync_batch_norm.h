@@ -60,7 +60,9 @@ class SyncBatchNorm : public nn::Module {
  private:
   struct Shared {};  // tag of the constructor that adopts existing tensors
   SyncBatchNorm(Shared, const nn::BatchNorm2d& bn, const Communicator* comm);
-  void check_options() const;
+  /// A fresh BatchNorm2d whose tensors a new SyncBatchNorm takes, its options checked under
+  /// SyncBatchNorm's name.
+  static nn::BatchNorm2d checked_batch_norm(int64_t num_features, const nn::BatchNormOptions& options);
   /// The synchronised training forward (world size > 1).
   Tensor forward_synced(const Tensor& x, bool update);
 
