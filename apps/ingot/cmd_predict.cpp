@@ -86,9 +86,7 @@ Samples read_samples(const std::string& path, const TrainedModel& m) {
   } else {  // IDX, gzipped or not: bytes scaled, other types as stored
     const data::IdxArray a = data::read_idx_any(path);
     dims = a.dims;
-    values = data::idx_floats(a);
-    if (a.type == data::kIdxUbyte)
-      for (float& v : values) v /= 255.0f;
+    values = data::idx_sample_values(a);
   }
   INGOT_CHECK_AS(!dims.empty() && dims[0] > 0, InputError, "{}: no samples", path);
   const int64_t n = dims[0], per = static_cast<int64_t>(values.size()) / n;

@@ -249,6 +249,13 @@ std::vector<T> idx_values(const IdxArray& a) {
 
 std::vector<float> idx_floats(const IdxArray& a) { return idx_values<float>(a); }
 
+std::vector<float> idx_sample_values(const IdxArray& a) {
+  std::vector<float> v = idx_floats(a);
+  if (a.type == kIdxUbyte)
+    for (float& x : v) x /= 255.0f;
+  return v;
+}
+
 std::vector<int64_t> idx_integers(const IdxArray& a, const std::string& path) {
   INGOT_CHECK_AS(a.type != kIdxFloat32 && a.type != kIdxFloat64, InputError,
                  "{}: holds {} values, but class numbers must be integers (IDX type 0x08 or 0x0C)", path,

@@ -43,9 +43,7 @@ Split load(const std::string& images_path, const std::string& labels_path) {
   if (labels.dims.size() != 1 || labels.dims[0] != d[0])
     fail(fmt::format("{}: labels of shape [{}] but {} holds {} images; the labels must be [{}]", labels_path,
                      fmt::join(labels.dims, ", "), images_path, d[0], d[0]));
-  s.x = idx_floats(images);
-  if (images.type == kIdxUbyte)
-    for (float& v : s.x) v /= 255.0f;
+  s.x = idx_sample_values(images);
   try {
     s.y = idx_integers(labels, labels_path);
   } catch (const InputError& e) {

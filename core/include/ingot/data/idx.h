@@ -40,6 +40,9 @@ IdxArray read_idx_any(const std::string& path, const std::string& missing_hint =
 
 /// The elements as floats (values as stored, bytes not scaled).
 std::vector<float> idx_floats(const IdxArray& array);
+/// The elements as sample values, as the idx dataset and `ingot predict` read images: unsigned
+/// bytes scaled to [0, 1], other types as stored.
+std::vector<float> idx_sample_values(const IdxArray& array);
 
 /// The elements as integers; InputError naming `path` for a float type.
 std::vector<int64_t> idx_integers(const IdxArray& array, const std::string& path);
