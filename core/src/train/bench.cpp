@@ -144,8 +144,7 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
   if (!sel.note.empty()) log << sel.note << "\n";
 
-  data::DataConfig data_cfg = data::parse_data_config(cfg.node("data"), file);
-  data_cfg.input_shape = nn::model_input_shape(cfg.node("model"), file);
+  const data::DataConfig data_cfg = data::parse_data_config(cfg.node("data"), file);
   // The same generators as `ingot run`, so both start from the same weights.
   Generator init_gen(seed);
   Generator dropout_gen(seed ^ PipelineState::kDropoutStream);

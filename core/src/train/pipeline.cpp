@@ -90,7 +90,7 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
                                   "epoch)",
                                   cfg.where("train.early_stopping")));
   const Shape sample = s->loaders.train->dataset().sample_shape();
-  if (const auto expected = nn::model_input_shape(cfg.node("model"), file); expected && !(*expected == sample))
+  if (const std::optional<Shape>& expected = s->data.input_shape; expected && !(*expected == sample))
     throw ConfigError(fmt::format("{}: model.input_shape is {} but the data's samples are {}", cfg.where("model"),
                                   expected->str(), sample.str()));
   Shape probe{1};
