@@ -67,29 +67,49 @@ function(ingot_add_extension name)
   install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ingot/extensions)
 endfunction()
 
-# ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...] [TIMEOUT s])
+# ingot_add_test(NAME SOURCES ... [LABELS ...] [LIBS ...] [TIMEOUT s] [ISA_MATRIX])
 # One Catch2 executable per area, linked with the shared Catch2 main object. Every test case is
 # its own ctest entry "NAME: case" (listed when ctest starts, see IngotDiscoverTests.cmake); a case
 # that prints "INGOT_SKIP:" is reported skipped. Tests run with one OpenMP thread each.
+# ISA_MATRIX: every case also runs once per level of INGOT_ISA_MATRIX, as "NAME [LEVEL]: case"
+# under ONEDNN_MAX_CPU_ISA=LEVEL (label "isa"), so that one machine computes what CPUs with fewer
+# instructions compute; a level this CPU lacks reports its cases skipped (tests/support/cpu_isa.h).
+set(INGOT_ISA_MATRIX "AVX2;AVX512_CORE;AVX512_CORE_VNNI;AVX512_CORE_BF16" CACHE STRING
+    "ONEDNN_MAX_CPU_ISA levels the ISA_MATRIX tests run under, besides the CPU's best")
 function(ingot_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
+  cmake_parse_arguments(T "ISA_MATRIX" "TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES} $<TARGET_OBJECTS:ingot_catch2_main>)
   target_link_libraries(${name} PRIVATE ingot_core ingot_test_support ${T_LIBS})
   ingot_set_warnings(${name})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
-  set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_cases.cmake)
-  file(GENERATE OUTPUT ${include_file} CONTENT
+  set(variants "-")
+  if(T_ISA_MATRIX)
+    list(APPEND variants ${INGOT_ISA_MATRIX})
+  endif()
+  foreach(isa IN LISTS variants)
+    set(prefix ${name})
+    set(env "OMP_NUM_THREADS=1;INGOT_PLUGIN_PATH=;INGOT_BUILD_DIR=${PROJECT_BINARY_DIR}")
+    set(labels ${T_LABELS})
+    set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_cases.cmake)
+    if(NOT isa STREQUAL "-")
+      set(prefix "${name} [${isa}]")
+      set(env "${env};ONEDNN_MAX_CPU_ISA=${isa}")
+      list(APPEND labels isa)
+      set(include_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_cases_${isa}.cmake)
+    endif()
+    file(GENERATE OUTPUT ${include_file} CONTENT
 "set(_exe [==[$<TARGET_FILE:${name}>]==])
-set(_prefix [==[${name}]==])
+set(_prefix [==[${prefix}]==])
 set(_workdir [==[${PROJECT_SOURCE_DIR}]==])
-set(_labels [==[${T_LABELS}]==])
+set(_labels [==[${labels}]==])
 set(_timeout [==[${T_TIMEOUT}]==])
-set(_env [==[OMP_NUM_THREADS=1;INGOT_PLUGIN_PATH=;INGOT_BUILD_DIR=${PROJECT_BINARY_DIR}]==])
+set(_env [==[${env}]==])
 include([==[${PROJECT_SOURCE_DIR}/cmake/IngotDiscoverTests.cmake]==])
 ")
-  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
+  endforeach()
 endfunction()
 
 # ingot_add_bench(NAME SOURCES ... [LIBS ...]): a Google Benchmark executable.

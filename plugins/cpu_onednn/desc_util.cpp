@@ -53,9 +53,11 @@ bool has_positive_strides(const ingot_tensor_desc& d) {
 }
 
 bool is_compute_dtype(int32_t dtype) {
-  static const bool native_bf16 = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_bf16 ||
-                                  dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
-  return dtype == INGOT_F32 || (dtype == INGOT_BF16 && native_bf16);
+  static const bool bf16 = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core ||
+                           dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_vnni ||
+                           dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_bf16 ||
+                           dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
+  return dtype == INGOT_F32 || (dtype == INGOT_BF16 && bf16);
 }
 
 bool is_plain_host(const ingot_tensor_desc& d) {

@@ -29,8 +29,9 @@ dnnl::memory::desc plain_md(const dims& shape, dt type);
 bool has_positive_strides(const ingot_tensor_desc& d);
 /// Host tensor, a dtype oneDNN knows, at least one element.
 bool is_plain_host(const ingot_tensor_desc& d);
-/// dtypes the compute primitives accept: f32, and bf16 where the CPU has native bf16 (oneDNN
-/// computes in f32 and rounds once, like the reference); never f16 / f64 / integers.
+/// dtypes the compute primitives accept: f32, and bf16 from AVX-512 core up (native from
+/// AVX512_BF16, emulated below it; either way oneDNN computes in f32 and rounds once, like the
+/// reference; AVX2 has no bf16 kernels in oneDNN 2.6); never f16 / f64 / integers.
 bool is_compute_dtype(int32_t dtype);
 /// "ref:..." kernels are oneDNN's slow reference loops: the backend declines those.
 inline bool is_ref_impl(const std::string& impl) { return impl.rfind("ref", 0) == 0; }

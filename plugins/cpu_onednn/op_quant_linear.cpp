@@ -6,11 +6,16 @@
 // scale; the op table adds it after, so the bias is a binary-add post-op (exact), then ReLU, and a
 // requantized output multiplies by 1 / y_scale in a binary-mul post-op (its f32 zero-point add may
 // round a near-tie the other way: within 1, as the op table allows between backends).
-// A nonzero weight zero point has no fused form: the i32 product from oneDNN is corrected by
-// w_zp[n] * sum_k (x - x_zp) and finished by the exact epilogue loop.
+// That fused form is exact only with VNNI and a zero weight zero point. Every other call takes the
+// exact path: x in pieces (int8_pieces.h, only where oneDNN's products saturate) through a plan
+// without zero points, the partial products summed, then x_zp * sum_k w[n, k] and
+// w_zp[n] * sum_k (x - x_zp) subtracted here, and the exact epilogue loop.
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "desc_util.h"
+#include "int8_pieces.h"
 #include "op_families.h"
 #include "op_quant_common.h"
 
@@ -85,12 +90,14 @@ std::optional<LinearCall> analyse(const sdk::OpCall& c) {
   return l;
 }
 
-/// The fused matmul (acc_only: the raw i32 product for the zero-point correction).
-std::shared_ptr<Plan> get_plan(OnednnBackend& be, const LinearCall& l, bool x_zp, bool y_zp, bool acc_only) {
-  const dnnl::memory::desc y = acc_only ? plain_md({l.m, l.n}, dt::s32) : l.y;
-  const QKind kind = acc_only ? QKind::I32 : l.ops.kind;
+/// The fused matmul, or (pieces) the exact path's: dense u8 [M, K] pieces times the weights, the
+/// raw i32 product without zero points.
+std::shared_ptr<Plan> get_plan(OnednnBackend& be, const LinearCall& l, bool x_zp, bool y_zp, bool pieces) {
+  const dnnl::memory::desc y = pieces ? plain_md({l.m, l.n}, dt::s32) : l.y;
+  const dnnl::memory::desc a = pieces ? plain_md({l.m, l.k}, dt::u8) : l.a;
+  const QKind kind = pieces ? QKind::I32 : l.ops.kind;
   KeyBuilder key(INGOT_OP_QLINEAR);
-  key.add_md(l.a).add_md(l.b).add_md(y).add(kind).add(l.has_bias).add(l.relu).add(x_zp).add(y_zp);
+  key.add_md(a).add_md(l.b).add_md(y).add(kind).add(l.has_bias).add(l.relu).add(x_zp).add(y_zp);
   key.add(be.threads());
   return be.plan(key.str(), [&] {
     dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
@@ -104,7 +111,7 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const LinearCall& l, bool x_zp
       attr.set_post_ops(po);
       if (kind == QKind::Q8 && y_zp) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     }
-    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.a, l.b, y), attr, be.engine());
+    auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, l.b, y), attr, be.engine());
     Plan p;
     p.prim = dnnl::matmul(pd);
     p.pd = pd;
@@ -112,18 +119,30 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const LinearCall& l, bool x_zp
   });
 }
 
-/// acc[m, n] -= w_zp[n] * sum_k (x[m, k] - x_zp), in wrapping i32 arithmetic as the accumulator.
+/// The zero points: acc[m, n] -= z * sum_k w[n, k] + w_zp[n] * sum_k (x[m, k] - x_zp), where z is
+/// the zero point of the pieces' source (shifted_zero_point), in wrapping i32 arithmetic as the
+/// accumulator. x is read through the strides of `a`.
 template <class T>
-void correct_weight_zero_point(int32_t* acc, const T* x, const LinearCall& l, const dnnl::memory::desc& a,
-                               const QValues& v) {
+void subtract_zero_points(int32_t* acc, const T* x, const int8_t* w, const int64_t* w_strides, const LinearCall& l,
+                          const dnnl::memory::desc& a, const QValues& v, int32_t z) {
   const int64_t sm = a.data.format_desc.blocking.strides[0], sk = a.data.format_desc.blocking.strides[1];
+  std::vector<uint32_t> w_sums(static_cast<size_t>(l.n), 0);
+  if (z != 0) {
+    for (int64_t n = 0; n < l.n; ++n)
+      for (int64_t k = 0; k < l.k; ++k)
+        w_sums[static_cast<size_t>(n)] += static_cast<uint32_t>(w[n * w_strides[0] + k * w_strides[1]]);
+  }
+  const auto zu = static_cast<uint32_t>(z);
 #pragma omp parallel for schedule(static)
   for (int64_t m = 0; m < l.m; ++m) {
     uint32_t sum = 0;
-    for (int64_t k = 0; k < l.k; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(x[m * sm + k * sk]) - v.x_zp);
+    if (!v.w_zp_zero) {
+      for (int64_t k = 0; k < l.k; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(x[m * sm + k * sk]) - v.x_zp);
+    }
     for (int64_t n = 0; n < l.n; ++n) {
       const auto wz = static_cast<uint32_t>(v.w_zp[static_cast<size_t>(n)]);
-      acc[m * l.n + n] = static_cast<int32_t>(static_cast<uint32_t>(acc[m * l.n + n]) - wz * sum);
+      const uint32_t off = zu * w_sums[static_cast<size_t>(n)] + wz * sum;
+      acc[m * l.n + n] = static_cast<int32_t>(static_cast<uint32_t>(acc[m * l.n + n]) - off);
     }
   }
 }
@@ -132,53 +151,91 @@ bool supports(OnednnBackend& be, const sdk::OpCall& c) {
   auto l = analyse(c);
   if (!l) return false;
   const bool q8 = l->ops.kind == QKind::Q8;
-  for (const auto& p : {get_plan(be, *l, false, false, false), get_plan(be, *l, true, q8, false),
-                        get_plan(be, *l, true, false, true)}) {
+  std::vector<std::shared_ptr<Plan>> plans{get_plan(be, *l, false, false, true)};
+  if (int8_products_exact()) {
+    plans.push_back(get_plan(be, *l, false, false, false));
+    plans.push_back(get_plan(be, *l, true, q8, false));
+  }
+  for (const auto& p : plans) {
     if (!p->prim || is_ref_impl(p->impl)) return false;
   }
   return true;
 }
 
-void execute(const sdk::OpCall& c, Exec& ex) {
-  OnednnBackend& be = ex.backend();
-  auto l = analyse(c);
-  if (!l) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn qlinear: unsupported call");
-  QValues v = read_values(c, l->ops, l->n);
-  const bool fused = v.w_zp_zero, x_zp = v.x_zp != 0, y_zp = v.y_zp != 0;
-  auto p = get_plan(be, *l, x_zp, fused && y_zp, !fused);
+void run_fused(const sdk::OpCall& c, Exec& ex, const LinearCall& l, const QValues& v) {
+  const bool x_zp = v.x_zp != 0, y_zp = v.y_zp != 0;
+  auto p = get_plan(ex.backend(), l, x_zp, y_zp, false);
   if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn qlinear: " + p->impl);
-  const Exec::Staged xs = ex.stage(l->x_user, sdk::data_ptr(c.in[0]), l->stage_x ? l->x_dense : l->x_user);
-  const Exec::Staged ys = ex.stage(l->y_user, sdk::data_ptr(c.out[0]), l->y_dense);
-  const size_t acc = fused ? Exec::npos : ex.reserve(static_cast<size_t>(l->m * l->n) * sizeof(int32_t));
+  const Exec::Staged xs = ex.stage(l.x_user, sdk::data_ptr(c.in[0]), l.stage_x ? l.x_dense : l.x_user);
+  const Exec::Staged ys = ex.stage(l.y_user, sdk::data_ptr(c.out[0]), l.y_dense);
   const size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
-  void* x = ex.staged_input(xs);
-  ex.bind(*p, DNNL_ARG_SRC, l->a, x);
-  ex.bind(*p, DNNL_ARG_WEIGHTS, l->b, sdk::data_ptr(c.in[3]));
-  ex.bind(*p, DNNL_ARG_DST, fused ? ex.staged_output(ys) : ex.ptr(acc));
-  if (x_zp) ex.bind(*p, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, plain_md({1}, dt::s32), &v.x_zp);
-  if (fused && l->ops.kind != QKind::I32) {
-    ex.bind(*p, DNNL_ARG_ATTR_OUTPUT_SCALES, plain_md({l->n}, dt::f32), v.scale.data());
+  ex.bind(*p, DNNL_ARG_SRC, l.a, ex.staged_input(xs));
+  ex.bind(*p, DNNL_ARG_WEIGHTS, l.b, sdk::data_ptr(c.in[3]));
+  ex.bind(*p, DNNL_ARG_DST, ex.staged_output(ys));
+  if (x_zp)
+    ex.bind(*p, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, plain_md({1}, dt::s32), const_cast<int32_t*>(&v.x_zp));
+  if (l.ops.kind != QKind::I32) {
+    ex.bind(*p, DNNL_ARG_ATTR_OUTPUT_SCALES, plain_md({l.n}, dt::f32), const_cast<float*>(v.scale.data()));
     int post_op = 0;
-    if (l->has_bias)
-      ex.bind(*p, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1, plain_md({1, l->n}, dt::f32),
-              v.bias.data());
-    if (l->relu) ++post_op;
-    if (l->ops.kind == QKind::Q8) {
-      ex.bind(*p, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, plain_md({1, 1}, dt::f32), &v.inv_y_scale);
-      if (y_zp) ex.bind(*p, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, plain_md({1}, dt::s32), &v.y_zp);
+    if (l.has_bias)
+      ex.bind(*p, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1, plain_md({1, l.n}, dt::f32),
+              const_cast<float*>(v.bias.data()));
+    if (l.relu) ++post_op;
+    if (l.ops.kind == QKind::Q8) {
+      ex.bind(*p, DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1, plain_md({1, 1}, dt::f32),
+              const_cast<float*>(&v.inv_y_scale));
+      if (y_zp)
+        ex.bind(*p, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, plain_md({1}, dt::s32), const_cast<int32_t*>(&v.y_zp));
     }
   }
   ex.run(*p, c.op, scratch);
-  if (!fused) {
-    auto* a = static_cast<int32_t*>(ex.ptr(acc));
-    if (c.in[0].dtype == INGOT_U8)
-      correct_weight_zero_point(a, static_cast<const uint8_t*>(x), *l, l->a, v);
-    else
-      correct_weight_zero_point(a, static_cast<const int8_t*>(x), *l, l->a, v);
-    apply_epilogue(a, l->m, l->n, 1, Epilogue{l->ops.kind, c.out[0].dtype, l->relu}, v, ex.staged_output(ys));
-  }
   ex.flush(ys);
+}
+
+/// The exact path (see the file's comment).
+void run_exact(const sdk::OpCall& c, Exec& ex, const LinearCall& l, const QValues& v) {
+  const PieceSplit split = *piece_split(l.k, false);
+  const bool x_signed = c.in[0].dtype == INGOT_I8;
+  auto p = get_plan(ex.backend(), l, false, false, true);
+  if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn qlinear: " + p->impl);
+  const Exec::Staged xs = ex.stage(l.x_user, sdk::data_ptr(c.in[0]), l.x_dense);
+  const Exec::Staged ys = ex.stage(l.y_user, sdk::data_ptr(c.out[0]), l.y_dense);
+  const auto mk = static_cast<size_t>(l.m * l.k), mn = static_cast<size_t>(l.m * l.n);
+  const size_t pieces = ex.reserve(mk * static_cast<size_t>(split.pieces));
+  const size_t acc = ex.reserve(mn * sizeof(int32_t));
+  const size_t partial = split.pieces > 1 ? ex.reserve(mn * sizeof(int32_t)) : Exec::npos;
+  const size_t scratch = ex.reserve_scratchpad(*p);
+  ex.allocate();
+  const void* x = ex.staged_input(xs);
+  auto* u = static_cast<uint8_t*>(ex.ptr(pieces));
+  make_pieces(x, x_signed, l.m * l.k, split, u);
+  ex.bind(*p, DNNL_ARG_WEIGHTS, l.b, sdk::data_ptr(c.in[3]));
+  auto* a = static_cast<int32_t*>(ex.ptr(acc));
+  for (int i = 0; i < split.pieces; ++i) {
+    ex.bind(*p, DNNL_ARG_SRC, plain_md({l.m, l.k}, dt::u8), u + static_cast<size_t>(i) * mk);
+    ex.bind(*p, DNNL_ARG_DST, ex.ptr(i == 0 ? acc : partial));
+    ex.run(*p, c.op, scratch);
+    if (i > 0) add_shifted(a, static_cast<const int32_t*>(ex.ptr(partial)), static_cast<int64_t>(mn), split.bits * i);
+  }
+  const dnnl::memory::desc x_rows = plain_md({l.m, l.k}, to_dnnl(c.in[0].dtype));
+  const int32_t z = shifted_zero_point(v.x_zp, x_signed);
+  const auto* w = sdk::data_ptr<const int8_t>(c.in[3]);
+  if (x_signed)
+    subtract_zero_points(a, static_cast<const int8_t*>(x), w, c.in[3].strides, l, x_rows, v, z);
+  else
+    subtract_zero_points(a, static_cast<const uint8_t*>(x), w, c.in[3].strides, l, x_rows, v, z);
+  ex.backend().note_impl(c.op, p->impl + " + ingot:exact_int8(" + std::to_string(split.pieces) + " pieces)");
+  apply_epilogue(a, l.m, l.n, 1, Epilogue{l.ops.kind, c.out[0].dtype, l.relu}, v, ex.staged_output(ys));
+  ex.flush(ys);
+}
+
+void execute(const sdk::OpCall& c, Exec& ex) {
+  auto l = analyse(c);
+  if (!l) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn qlinear: unsupported call");
+  const QValues v = read_values(c, l->ops, l->n);
+  if (int8_products_exact() && v.w_zp_zero) return run_fused(c, ex, *l, v);
+  run_exact(c, ex, *l, v);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_isa.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
@@ -50,13 +51,15 @@ std::vector<Tensor> empties(const std::vector<OutputSpec>& specs) {
 }
 
 /// Runs `op` on both backends (inputs cloned, as some ops update them in place), REQUIREs that
-/// cpu_onednn claims it and that every output and input is close to the reference's.
+/// cpu_onednn claims it (from AVX-512 core up: below, oneDNN 2.6 has no jit kernel for some of
+/// these, e.g. softmax backward on AVX2) and that every output and input is close to the
+/// reference's.
 void check_op(const Backend& be, OpKind op, const std::vector<Tensor>& inputs, const std::vector<OutputSpec>& specs,
               const void* attrs, double atol, double rtol) {
   INFO("op " << op_info(op).name);
   std::vector<Tensor> in_ref = clones(inputs), in_be = clones(inputs);
   std::vector<Tensor> out_ref = empties(specs), out_be = empties(specs);
-  REQUIRE(claims(be, op, in_be, out_be, attrs));
+  if (!test::claimed_from(claims(be, op, in_be, out_be, attrs), op_info(op).name, "AVX512_CORE")) return;
   run_op_on(reference(), op, in_ref, out_ref, attrs);
   run_op_on(be, op, in_be, out_be, attrs);
   for (size_t i = 0; i < out_ref.size(); ++i) {
@@ -368,12 +371,15 @@ TEST_CASE("cpu_onednn keeps blocked layouts between its ops and reorders them ba
   INGOT_REQUIRE_CLOSE(normed[2], rn[2], 1e-3, 1e-3);
 }
 
-TEST_CASE("cpu_onednn bf16 compute matches the reference where the CPU has native bf16", "[onednn]") {
+TEST_CASE("cpu_onednn bf16 compute matches the reference on AVX-512 (native or emulated bf16)", "[onednn]") {
   const Backend* be = onednn();
   if (be == nullptr) return;
   const Tensor probe = random_tensor({4, 8}, DType::BF16, 100);
-  if (!claims(*be, INGOT_OP_RELU, {probe}, {Tensor::empty({4, 8}, DType::BF16)}, nullptr)) {
-    test::skip("no native bf16 on this CPU: cpu_onednn declines bf16 compute");
+  const bool avx512 = test::effective_isa() >= test::CpuIsa::Avx512Core;
+  const bool claimed = claims(*be, INGOT_OP_RELU, {probe}, {Tensor::empty({4, 8}, DType::BF16)}, nullptr);
+  REQUIRE(claimed == avx512);  // oneDNN 2.6 has bf16 kernels from AVX-512 core up, none below
+  if (!claimed) {
+    test::skip("no AVX-512 at this ISA level: oneDNN 2.6 has no bf16 kernels, cpu_onednn declines bf16 compute");
     return;
   }
   // bf16 keeps 8 significant bits: 1e-2 relative, like the conformance suite

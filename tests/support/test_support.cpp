@@ -2,6 +2,7 @@
 #include "test_support.h"
 
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <exception>
@@ -10,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "cpu_isa.h"
 #include "ingot/runtime/plugin_loader.h"
 #include "ingot/runtime/registry.h"
 
@@ -33,6 +35,17 @@ void run_threads(int n, const std::function<void(int)>& body) {
 }
 
 void skip(const std::string& reason) { std::cout << "INGOT_SKIP: " << reason << std::endl; }
+
+bool claimed_from(bool claimed, const std::string& what, const std::string& from_isa) {
+  if (claimed) return true;
+  const std::optional<CpuIsa> from = isa_from_name(from_isa);
+  INFO(what << " declined at " << isa_name(effective_isa()));
+  REQUIRE(from.has_value());
+  REQUIRE(effective_isa() < *from);
+  WARN(what << ": declined at " << isa_name(effective_isa()) << " (claimed from " << from_isa
+            << " up), where it runs on the reference backend");
+  return false;
+}
 
 const Backend* plugin_backend_or_skip(const std::string& plugin, const std::string& backend) {
   PluginLoader::instance().load_all();
@@ -72,8 +85,10 @@ Tensor random_tensor(const Shape& shape, DType dtype, uint64_t seed, double lo, 
   std::vector<double> values(static_cast<size_t>(shape.numel()));
   for (auto& v : values) {
     v = dist(rng);
-    if (dtype == DType::Bool) v = v > (lo + hi) / 2 ? 1.0 : 0.0;
-    else if (is_integral(dtype)) v = std::round(v);
+    if (dtype == DType::Bool)
+      v = v > (lo + hi) / 2 ? 1.0 : 0.0;
+    else if (is_integral(dtype))
+      v = std::round(v);
   }
   return Tensor::from_vector(values, shape).to(dtype);
 }
@@ -113,9 +128,12 @@ Mismatch worst(const Tensor& actual, const Tensor& expected, double atol, double
   Mismatch m;
   for (size_t i = 0; i < a.size(); ++i) {
     double e;
-    if (std::isnan(a[i]) || std::isnan(b[i])) e = std::isnan(a[i]) && std::isnan(b[i]) ? -1.0 : 1e300;
-    else if (std::isinf(b[i]) || std::isinf(a[i])) e = a[i] == b[i] ? -1.0 : 1e300;
-    else e = std::fabs(a[i] - b[i]) - (atol + rtol * std::fabs(b[i]));
+    if (std::isnan(a[i]) || std::isnan(b[i]))
+      e = std::isnan(a[i]) && std::isnan(b[i]) ? -1.0 : 1e300;
+    else if (std::isinf(b[i]) || std::isinf(a[i]))
+      e = a[i] == b[i] ? -1.0 : 1e300;
+    else
+      e = std::fabs(a[i] - b[i]) - (atol + rtol * std::fabs(b[i]));
     if (e > m.excess) m = {e, static_cast<int64_t>(i), a[i], b[i]};
   }
   return m;

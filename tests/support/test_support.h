@@ -25,6 +25,12 @@ void skip(const std::string& reason);
 /// test reported skipped, with the reason) when the plugin is not built or not available here.
 const Backend* plugin_backend_or_skip(const std::string& plugin, const std::string& backend);
 
+/// Whether a backend's claim of `what` meets the expectation that it claims it on CPUs from `from`
+/// up: claimed, true; declined at a lower ISA level (oneDNN 2.6 has only a "ref:" kernel there),
+/// a WARN naming the level and false (the caller skips or checks the reference fallback);
+/// declined from `from` up, a test failure.
+bool claimed_from(bool claimed, const std::string& what, const std::string& from_isa);
+
 /// The CPU backends to run a check on one at a time (BackendRegistry::restrict_to each name):
 /// "reference", then every loaded plugin backend of the CPU (plugins loaded first).
 std::vector<std::string> cpu_backends();
@@ -60,9 +66,9 @@ std::string compare(const Tensor& actual, const Tensor& expected, double atol, d
 }  // namespace ingot::test
 
 /// REQUIRE that `actual` is close to `expected` within atol + rtol*|expected|.
-#define INGOT_REQUIRE_CLOSE(actual, expected, atol, rtol)                              \
-  do {                                                                                 \
+#define INGOT_REQUIRE_CLOSE(actual, expected, atol, rtol)                                        \
+  do {                                                                                           \
     const std::string ingot_msg_ = ::ingot::test::compare((actual), (expected), (atol), (rtol)); \
-    INFO(ingot_msg_);                                                                  \
-    REQUIRE(ingot_msg_.empty());                                                       \
+    INFO(ingot_msg_);                                                                            \
+    REQUIRE(ingot_msg_.empty());                                                                 \
   } while (0)
