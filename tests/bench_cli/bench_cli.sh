@@ -1,6 +1,6 @@
 #!/bin/bash
 # End-to-end checks of `ingot bench` and of `ingot run --profile` on tiny synthetic configs.
-# Usage: bench_cli.sh INGOT_BINARY CASE   (CASE: json | table | run_profile)
+# Usage: bench_cli.sh INGOT_BINARY CASE   (CASE: json | table | run_profile | scaling)
 set -euo pipefail
 ingot=$1
 case_name=$2
@@ -17,7 +17,7 @@ json)
   "$ingot" bench "${tiny[@]}" --json --set data.batch_size=8 > "$work/out.json" 2> "$work/err.txt" \
     || { cat "$work/err.txt"; fail "bench --json failed"; }
   [ "$(wc -l < "$work/out.json")" -eq 1 ] || fail "stdout is not one line: $(cat "$work/out.json")"
-  grep -q '^{"framework":"ingot",.*"batch_size":8,.*"memory":{"peak_allocated_bytes":' "$work/out.json" \
+  grep -q '^{"framework":"ingot",.*"batch_size":8,.*"memory":{"step_peak_bytes":' "$work/out.json" \
     || fail "unexpected JSON: $(cat "$work/out.json")"
   if [ -x /usr/bin/python3 ]; then
     /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["train"]["images_per_s"]["median"] > 0, d' \
@@ -38,6 +38,20 @@ table)
   [ -s "$work/prof/profile.txt" ] && [ -s "$work/prof/trace.json" ] || fail "no profile files"
   grep -q 'adam' "$work/prof/profile.txt" || fail "profile lacks the optimizer op"
   [ -s "$work/init.safetensors" ] || fail "no initial weights"
+  ;;
+scaling)
+  # the largest batch whose training step stays within the limit: it fits, the next one does not
+  "$ingot" bench "${tiny[@]}" --json --scaling 300KiB > "$work/out.json" 2> "$work/err.txt" \
+    || { cat "$work/err.txt"; fail "bench --scaling failed"; }
+  /usr/bin/python3 - "$work/out.json" <<'PY' || fail "scaling: $(cat "$work/out.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["scaling"]
+assert s["memory_limit_bytes"] == 300 * 1024, s
+assert s["max_batch"] > 16 and s["next_batch"] == s["max_batch"] + 1, s
+assert s["peak_bytes"] <= s["memory_limit_bytes"] < s["next_peak_bytes"], s
+PY
+  "$ingot" bench "${tiny[@]}" --scaling 300KiB > "$work/out.txt" 2>&1 || fail "bench --scaling (table) failed"
+  grep -q 'scaling: the largest training batch within 0.3 MiB is' "$work/out.txt" || fail "table: $(cat "$work/out.txt")"
   ;;
 run_profile)
   "$ingot" run --profile tests/pipeline/configs/tiny_mlp.yaml --runs-dir "$work/runs" > "$work/out.txt" 2>&1 \

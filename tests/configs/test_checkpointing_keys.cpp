@@ -5,6 +5,7 @@
 
 #include "ingot/config/config.h"
 #include "ingot/nn/nn.h"
+#include "ingot/ops/creation.h"
 #include "ingot/train/pipeline_schema.h"
 #include "ingot/train/train_config.h"
 
@@ -65,20 +66,44 @@ TEST_CASE("checkpointing keys: train.checkpointing.segments on every kind of mod
              }),
              Catch::StartsWith("p.yaml:3") && Catch::Contains("segments"));
 
-  // The presets and layers lists are Sequentials: the key applies to each.
-  for (const char* yaml :
-       {"model: {preset: mlp, sizes: [16, 8, 8, 4]}", "model: {preset: simple_cnn, input_shape: [1, 8, 8]}",
-        "model: {preset: resnet, depth: 8, width: 4, input_shape: [3, 8, 8]}",
-        "model: {layers: [flatten, {type: linear, in: 16, out: 4}, relu]}"}) {
+  // The presets and layers lists are Sequentials: the key applies to each, cut by measured bytes.
+  const std::vector<std::pair<const char*, Shape>> models{
+      {"model: {preset: mlp, sizes: [16, 8, 8, 4]}", {16}},
+      {"model: {preset: simple_cnn, input_shape: [1, 8, 8]}", {1, 8, 8}},
+      {"model: {preset: resnet, depth: 8, width: 4, input_shape: [3, 8, 8]}", {3, 8, 8}},
+      {"model: {layers: [flatten, {type: linear, in: 16, out: 4}, relu]}", {16}}};
+  for (const auto& [yaml, sample] : models) {
     INFO(yaml);
     const auto m = build(yaml);
-    nn::apply_checkpointing(*m, 3, cfg.where("train.checkpointing.segments"));
-    CHECK(dynamic_cast<nn::Sequential&>(*m).checkpoint_segments() == 3);
+    const auto input = [&sample = sample](int64_t batch) {
+      Shape shape{batch};
+      for (int64_t d : sample) shape.push_back(d);
+      return ones(shape);
+    };
+    const nn::CheckpointPlan plan = nn::apply_checkpointing(*m, {.segments = 3}, input, "p.yaml:3");
+    auto& seq = dynamic_cast<nn::Sequential&>(*m);
+    CHECK(seq.checkpoint_plan() == plan.ends);
+    CHECK(!plan.ends.empty());
+    CHECK(plan.ends.size() <= 3);
+    CHECK(plan.ends.back() == seq.units().size());
+    CHECK(plan.peak <= plan.plain);
   }
   const auto small = build("model: {layers: [flatten, {type: linear, in: 16, out: 4}]}");
-  CHECK_THAT(config_error([&] { nn::apply_checkpointing(*small, 3, cfg.where("train.checkpointing.segments")); }),
-             Catch::StartsWith("p.yaml:3") && Catch::Contains("has 2 top-level layers"));
+  const auto ones16 = [](int64_t batch) { return ones({batch, 16}); };
+  CHECK_THAT(config_error([&] { nn::apply_checkpointing(*small, {.segments = 3}, ones16, "p.yaml:3"); }),
+             Catch::StartsWith("p.yaml:3") && Catch::Contains("has 2 layers and blocks"));
+  CHECK_THAT(config_error([&] { nn::apply_checkpointing(*small, {.blocks = true}, ones16, "p.yaml:3"); }),
+             Catch::StartsWith("p.yaml:3") && Catch::Contains("no blocks"));
+  CHECK_THAT(config_error([] {
+               config::Config::parse("name: t\ntrain:\n  checkpointing: {segments: 2, blocks: true}\n",
+                                     train::pipeline_schema(), "p.yaml");
+               const config::Config c =
+                   config::Config::parse("name: t\ntrain:\n  checkpointing: {segments: 2, blocks: true}\n",
+                                         train::pipeline_schema(), "p.yaml");
+               (void)train::parse_train_config(c.node("train"), c.file());
+             }),
+             Catch::Contains("not both"));
   nn::BasicBlock block(4, 4);
-  CHECK_THAT(config_error([&] { nn::apply_checkpointing(block, 2, "p.yaml:3"); }),
+  CHECK_THAT(config_error([&] { nn::apply_checkpointing(block, {.segments = 2}, ones16, "p.yaml:3"); }),
              Catch::StartsWith("p.yaml:3") && Catch::Contains("needs a Sequential model"));
 }

@@ -97,8 +97,12 @@ TEST_CASE("memory estimate: mixed precision and checkpointing shrink the activat
   CHECK(amp.optimizer_state == plain.optimizer_state);
   const auto resnet = nn::make_resnet({20, 16, 1, 10}, &gen);  // ResNet-20: 9 blocks
   const auto full = train::estimate_training_memory(*resnet, Shape{1, 28, 28}, 32, 1, 1, 0, Device::cpu());
+  // checkpointing: the plan's measured peak per sample replaces the walk's activations
   const auto ck = train::estimate_training_memory(*resnet, Shape{1, 28, 28}, 32, 1, 1, 0, Device::cpu(),
-                                                  {.checkpoint_segments = 4});
-  CHECK(ck.activations < full.activations * 3 / 4);
+                                                  {.checkpoint_peak_per_sample = 1000});
+  CHECK(ck.activations == 32 * 1000);
   CHECK(ck.weights == full.weights);
+  const auto ck_amp = train::estimate_training_memory(*resnet, Shape{1, 28, 28}, 32, 1, 1, 0, Device::cpu(),
+                                                      {.element_bytes = 2, .checkpoint_peak_per_sample = 1000});
+  CHECK(ck_amp.activations == 32 * 1000 / 2);
 }

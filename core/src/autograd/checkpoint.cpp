@@ -43,6 +43,9 @@ class RngReplay {
 };
 
 thread_local RngReplay* t_replay = nullptr;
+/// The observer installed before the outermost segment began (one that restores generators
+/// after a measurement, say): it still hears every draw.
+thread_local GeneratorObserver* t_outer_observer = nullptr;
 
 /// Tells every segment being recorded on this thread, and the recomputation running, of a draw.
 class SegmentObserver final : public GeneratorObserver {
@@ -51,6 +54,7 @@ class SegmentObserver final : public GeneratorObserver {
     for (const SavedTensorsScope& s : t_scopes)
       if (!s.recomputing) s.frame->before_draw(gen);
     if (t_replay != nullptr) t_replay->before_draw(gen);
+    if (t_outer_observer != nullptr) t_outer_observer->before_draw(gen);
   }
 };
 
@@ -62,11 +66,14 @@ SegmentObserver& observer() {
 /// Pushes a scope (and the observer) for its lifetime.
 class ScopeGuard {
  public:
-  explicit ScopeGuard(SavedTensorsScope scope) : prev_observer_(set_generator_observer(&observer())) {
+  explicit ScopeGuard(SavedTensorsScope scope)
+      : prev_observer_(set_generator_observer(&observer())), prev_outer_(t_outer_observer) {
+    if (prev_observer_ != &observer()) t_outer_observer = prev_observer_;
     t_scopes.push_back(scope);
   }
   ~ScopeGuard() {
     t_scopes.pop_back();
+    t_outer_observer = prev_outer_;
     set_generator_observer(prev_observer_);
   }
   ScopeGuard(const ScopeGuard&) = delete;
@@ -74,6 +81,7 @@ class ScopeGuard {
 
  private:
   GeneratorObserver* prev_observer_;
+  GeneratorObserver* prev_outer_;
 };
 
 /// The whole thread state a recomputation replaces, put back when it ends (also by an exception).

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "ingot/autograd/checkpoint.h"
@@ -70,7 +71,8 @@ void checkpoint_sequential(Sequential& model, int64_t segments) {
   model.set_checkpoint_segments(segments);
 }
 
-void apply_checkpointing(Module& model, int64_t segments, const std::string& where) {
+CheckpointPlan apply_checkpointing(Module& model, const CheckpointingOptions& options,
+                                   const std::function<Tensor(int64_t)>& make_input, const std::string& where) {
   auto* seq = dynamic_cast<Sequential*>(&model);
   if (seq == nullptr) {
     throw ConfigError(
@@ -78,13 +80,25 @@ void apply_checkpointing(Module& model, int64_t segments, const std::string& whe
                     "model is a {}: mark its blocks with 'checkpoint: true' instead",
                     where, model.type_name()));
   }
-  if (segments > static_cast<int64_t>(seq->size())) {
+  const std::vector<Sequential::Unit> units = seq->units();
+  if (options.segments > static_cast<int64_t>(units.size())) {
     throw ConfigError(
-        fmt::format("{}: train.checkpointing.segments is {} but the model has {} top-level layers: give "
-                    "at most {}",
-                    where, segments, seq->size(), seq->size()));
+        fmt::format("{}: train.checkpointing.segments is {} but the model has {} layers and blocks to cut "
+                    "between ({} top-level, nested Sequentials unrolled): give at most {}",
+                    where, options.segments, units.size(), seq->size(), units.size()));
   }
-  checkpoint_sequential(*seq, segments);
+  const bool any_block = std::any_of(units.begin(), units.end(), [](const auto& u) { return u.module().is_block(); });
+  if (options.blocks && !any_block) {
+    throw ConfigError(
+        fmt::format("{}: train.checkpointing.blocks: this model has no blocks (residual or "
+                    "transformer blocks) to checkpoint one by one: give segments: N instead",
+                    where));
+  }
+  const std::vector<UnitCost> costs = measure_units(*seq, make_input);
+  CheckpointPlan plan = options.blocks ? block_plan(units, costs) : balanced_plan(costs, options.segments);
+  name_segments(plan, units);
+  seq->set_checkpoint_plan(plan.ends);
+  return plan;
 }
 
 }  // namespace ingot::nn

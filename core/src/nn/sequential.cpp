@@ -1,10 +1,12 @@
 // Sequential: forward and shape inference chain the children; forward runs fusable runs of
 // children (Linear + ReLU, Conv2d + BatchNorm2d + ReLU in eval, ...) as one op (nn/fusion.h), and
-// with checkpoint segments set, runs all segments but the last as checkpointed segments.
+// with checkpoint segments or a checkpoint plan set, runs all segments but the last as
+// checkpointed segments.
 #include "ingot/nn/sequential.h"
 
 #include <algorithm>
 #include <memory>
+#include <typeinfo>
 
 #include "ingot/base/grad_mode.h"
 #include "ingot/nn/checkpoint.h"
@@ -38,7 +40,71 @@ size_t run_layers(const Layers& layers, size_t begin, size_t end, Tensor& y) {
 
 }  // namespace
 
+namespace {
+
+void collect_units(Sequential& seq, const std::string& prefix, std::vector<Sequential::Unit>& out) {
+  const Layers& layers = seq.named_children();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto& [name, child] = layers[i];
+    const std::string dotted = prefix.empty() ? name : prefix + "." + name;
+    auto* nested = dynamic_cast<Sequential*>(child.get());
+    const bool plain = nested != nullptr && typeid(*nested) == typeid(Sequential) && !nested->runs_alone() &&
+                       nested->checkpoint_segments() <= 1 && nested->checkpoint_plan().empty();
+    if (plain) {
+      collect_units(*nested, dotted, out);
+    } else {
+      out.push_back({&seq, i, dotted});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Sequential::Unit> Sequential::units() {
+  std::vector<Unit> out;
+  collect_units(*this, "", out);
+  return out;
+}
+
+size_t Sequential::run_unit(const std::vector<Unit>& units, size_t i, Tensor& y) {
+  return forward_fused(units[i].owner->named_children(), units[i].index, y);
+}
+
+Tensor Sequential::forward_planned(const Tensor& x) {
+  auto units = std::make_shared<const std::vector<Unit>>(this->units());
+  INGOT_CHECK(checkpoint_ends_.back() == units->size(),
+              "Sequential: the checkpoint plan covers {} units but the model now has {}: make the plan again "
+              "(nn::apply_checkpoint_plan) after changing the model's structure",
+              checkpoint_ends_.back(), units->size());
+  const auto run = [](const std::vector<Unit>& u, size_t begin, size_t end, Tensor& y) {
+    size_t i = begin;
+    while (i < end) i += run_unit(u, i, y);
+    return i;
+  };
+  Tensor y = x;
+  size_t i = 0;
+  for (size_t s = 0; s + 1 < checkpoint_ends_.size(); ++s) {
+    const size_t end = checkpoint_ends_[s];
+    if (i >= end) continue;        // the previous segment's last fused run covered this one
+    std::vector<Module*> modules;  // (and the ones a run may fuse past the boundary)
+    for (size_t j = i; j < std::min(units->size(), end + 2); ++j) modules.push_back(&(*units)[j].module());
+    auto next = std::make_shared<size_t>(i);
+    y = run_checkpointed(
+        modules,
+        [units, begin = i, end, next, run](const Tensor& in) {
+          Tensor out = in;
+          *next = run(*units, begin, end, out);
+          return out;
+        },
+        y);
+    i = *next;
+  }
+  run(*units, i, units->size(), y);
+  return y;
+}
+
 Tensor Sequential::forward(const Tensor& x) {
+  if (!checkpoint_ends_.empty() && GradMode::is_enabled()) return forward_planned(x);
   const Layers& layers = named_children();
   const auto n = static_cast<int64_t>(layers.size());
   Tensor y = x;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <random>
 
@@ -27,6 +28,7 @@
 #include "ingot/ops/random.h"
 #include "ingot/optim/optimizer_config.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/memory_tracker.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/registry.h"
@@ -121,6 +123,44 @@ double ms_when_done(Clock::time_point t0, Device device) {
   return ms_since(t0);
 }
 
+/// The `--scaling` search: one untimed step per batch tried, doubling from `start` while it
+/// fits, then bisecting between the largest that fits and the smallest that does not.
+ScalingResult find_max_batch(int64_t limit, int64_t start, const std::function<int64_t(int64_t)>& peak_at) {
+  ScalingResult r;
+  r.limit_bytes = limit;
+  std::map<int64_t, int64_t> peaks;
+  const auto fits = [&](int64_t b) {
+    if (!peaks.count(b)) peaks[b] = peak_at(b), ++r.trials;
+    return peaks[b] <= limit;
+  };
+  int64_t lo = 0, hi = 0;  // lo fits (0: none known), hi does not (0: none known)
+  for (int64_t b = start; b >= 1; b /= 2) {
+    if (fits(b)) {
+      lo = b;
+      break;
+    }
+    hi = b;
+  }
+  if (lo > 0 && hi == 0) {
+    for (int64_t b = lo * 2;; b *= 2) {
+      if (!fits(b)) {
+        hi = b;
+        break;
+      }
+      lo = b;
+    }
+  }
+  while (lo > 0 && hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  r.max_batch = lo;
+  r.peak_bytes = lo > 0 ? peaks[lo] : 0;
+  r.next_batch = hi;
+  r.next_peak_bytes = hi > 0 ? peaks[hi] : 0;
+  return r;
+}
+
 int64_t peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -128,6 +168,25 @@ int64_t peak_rss_bytes() {
 }
 
 }  // namespace
+
+int64_t parse_memory_size(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::map<std::string, double> units{{"", 1.0},   {"b", 1.0},      {"kb", 1e3},        {"mb", 1e6},
+                                            {"gb", 1e9}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
+  const auto it = units.find(unit);
+  if (used == 0 || it == units.end() || !(value > 0.0) || value * it->second > 9.0e18)
+    throw ConfigError(
+        fmt::format("{} {}: expected a size such as 200MiB, 1.5GiB, 300MB or a number of bytes", flag, text));
+  return static_cast<int64_t>(value * it->second);
+}
 
 BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   check_options(o);
@@ -167,14 +226,25 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   // train.optimizer and the loss only (with `ingot run`'s defaults): the schedule, epochs and the
   // rest do not apply here.
   const TrainConfig train_cfg = parse_train_config(cfg.node("train"), file);
-  if (train_cfg.checkpointing_segments > 0)  // train.checkpointing, as `ingot run` applies it
-    nn::apply_checkpointing(*model, train_cfg.checkpointing_segments, cfg.where("train.checkpointing.segments"));
   const Device device = sel.device;
   model->to(device);
+  BenchResult r;
+  if (train_cfg.checkpointing()) {  // train.checkpointing, as `ingot run` applies it
+    const nn::CheckpointPlan plan = nn::apply_checkpointing(
+        *model, {train_cfg.checkpointing_segments, train_cfg.checkpointing_blocks},
+        [&](int64_t batch) {
+          Generator gen(seed + 3);
+          return randn(batched(batch, *sample), DType::F32, &gen).to(device);
+        },
+        cfg.where(train_cfg.checkpointing_blocks ? "train.checkpointing.blocks" : "train.checkpointing.segments"));
+    r.checkpointing_segments = static_cast<int64_t>(plan.ends.size());
+    r.checkpointing_policy = train_cfg.checkpointing_blocks ? "blocks" : "balanced";
+    r.checkpointing_plan = plan.names;
+    r.checkpointing_estimated_peak_bytes = plan.peak * o.batch_size.value_or(data_cfg.batch_size);
+  }
   const std::unique_ptr<optim::Optimizer> opt =
       optim::make_optimizer(train_cfg.optimizer, model->named_parameters(), file);
 
-  BenchResult r;
   r.version = INGOT_VERSION;
   r.config = o.config;
   r.model = cfg.get_string("model.preset", "layers");
@@ -216,11 +286,30 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   Allocator& core_view = BackendRegistry::instance().allocator(device);
   const auto stats_now = [&] { return device_stats ? memory_stats(device) : core_view.stats(); };
   const auto reset_peak = [&] { device_stats ? reset_peak_memory_stats(device) : core_view.reset_peak(); };
-  r.checkpointing_segments = train_cfg.checkpointing_segments;
   MemoryProbe probe{stats_now, reset_peak};
   (void)train_step(*model, *opt, x, y, setup, &probe);
   r.activation_bytes = probe.kept;
   r.step_peak_bytes = probe.peak;
+  if (o.scaling_limit) {
+    const MemoryBudget budget = memory_budget(device);
+    if (budget.available > 0 && *o.scaling_limit > budget.available)
+      throw ConfigError(fmt::format("--scaling {}: more than the {} available on {} ({}): give a smaller limit",
+                                    format_memory_bytes(*o.scaling_limit), format_memory_bytes(budget.available),
+                                    device.str(), budget.bound_by));
+    const auto peak_at = [&](int64_t batch) {
+      Generator gen(seed + 4);
+      const Tensor xb = randn(batched(batch, *sample), DType::F32, &gen).to(device);
+      std::vector<int64_t> lb(static_cast<size_t>(batch));
+      for (int64_t& l : lb) l = static_cast<int64_t>(label_rng() % static_cast<uint64_t>(classes));
+      const Tensor yb = Tensor::from_vector(lb, Shape{batch}).to(device);
+      reset_peak();
+      (void)train_step(*model, *opt, xb, yb, setup);
+      return stats_now().peak_allocated;
+    };
+    r.scaling = find_max_batch(*o.scaling_limit, r.batch_size, peak_at);
+    log << fmt::format("scaling: {} training steps to find the largest batch within {}\n", r.scaling->trials,
+                       format_memory_bytes(*o.scaling_limit));
+  }
   reset_peak();
   const MemoryStats before = stats_now();
   if (o.profile_dir) Profiler::instance().start();

@@ -55,12 +55,20 @@ std::string BenchResult::to_json() const {
   j["inference"] = {{"images_per_s", spread_json(infer_images_per_s)},
                     {"ms_per_batch", spread_json(infer_ms_per_batch)}};
   j["latency_b1_ms"] = {{"median", latency_b1_median_ms}, {"p90", latency_b1_p90_ms}};
-  j["memory"] = {{"peak_allocated_bytes", peak_allocated_bytes},
-                 {"peak_rss_bytes", peak_rss_bytes},
-                 {"train_cache_hit_rate", train_cache_hit_rate},
+  j["memory"] = {{"step_peak_bytes", step_peak_bytes},
                  {"activation_bytes", activation_bytes},
-                 {"step_peak_bytes", step_peak_bytes}};
+                 {"peak_allocated_bytes", peak_allocated_bytes},
+                 {"peak_rss_bytes", peak_rss_bytes},
+                 {"train_cache_hit_rate", train_cache_hit_rate}};
+  if (scaling)
+    j["scaling"] = {{"memory_limit_bytes", scaling->limit_bytes},  {"max_batch", scaling->max_batch},
+                    {"peak_bytes", scaling->peak_bytes},           {"next_batch", scaling->next_batch},
+                    {"next_peak_bytes", scaling->next_peak_bytes}, {"trials", scaling->trials}};
   j["checkpointing_segments"] = checkpointing_segments;
+  if (checkpointing_segments > 0)
+    j["checkpointing"] = {{"policy", checkpointing_policy},
+                          {"segments", checkpointing_plan},
+                          {"estimated_peak_bytes", checkpointing_estimated_peak_bytes}};
   return j.dump();
 }
 
@@ -75,13 +83,27 @@ std::string BenchResult::table() const {
   s += spread_row("infer ms/batch", infer_ms_per_batch, "{:.3f}");
   s += fmt::format("{:<26}{:>12.3f}  (p90 {:.3f})\n", "latency b1 ms", latency_b1_median_ms, latency_b1_p90_ms);
   s += fmt::format(
-      "memory: peak allocated {:.1f} MiB (timed training), peak RSS {:.1f} MiB, allocator cache hits "
+      "memory: step peak {:.1f} MiB above the step's start, {:.1f} MiB of it kept from forward to "
+      "backward{}\n",
+      mib(step_peak_bytes), mib(activation_bytes),
+      checkpointing_segments > 0
+          ? fmt::format(" ({} checkpointed segments, {}; estimated peak {:.1f} MiB)", checkpointing_segments,
+                        checkpointing_policy, mib(checkpointing_estimated_peak_bytes))
+          : "");
+  s += fmt::format(
+      "        peak allocated {:.1f} MiB (timed training), peak RSS {:.1f} MiB, allocator cache hits "
       "{:.1f}% during timed steps\n",
       mib(peak_allocated_bytes), mib(peak_rss_bytes), 100.0 * train_cache_hit_rate);
-  s += fmt::format(
-      "activation memory: {:.1f} MiB kept from forward to backward, step peak {:.1f} MiB above its start{}\n",
-      mib(activation_bytes), mib(step_peak_bytes),
-      checkpointing_segments > 0 ? fmt::format(" ({} checkpointed segments)", checkpointing_segments) : "");
+  if (scaling) {
+    s += scaling->max_batch == 0
+             ? fmt::format("scaling: not even batch 1 fits in {:.1f} MiB (it needs {:.1f} MiB)\n",
+                           mib(scaling->limit_bytes), mib(scaling->next_peak_bytes))
+             : fmt::format(
+                   "scaling: the largest training batch within {:.1f} MiB is {} ({:.1f} MiB at its peak; "
+                   "batch {} needs {:.1f} MiB)\n",
+                   mib(scaling->limit_bytes), scaling->max_batch, mib(scaling->peak_bytes), scaling->next_batch,
+                   mib(scaling->next_peak_bytes));
+  }
   return s;
 }
 

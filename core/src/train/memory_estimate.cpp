@@ -88,13 +88,10 @@ MemoryEstimate estimate_training_memory(const nn::Module& model, const Shape& sa
   for (int64_t d : sample) input.push_back(d);
   int64_t sum = input.numel(), largest = input.numel();
   (void)walk(model, input, sum, largest);
-  if (const int64_t k = activation.checkpoint_segments; k > 1) {
-    // Each segment keeps its input (at most the largest layer's output) and the one being
-    // recomputed holds its own activations: about sum / k of them.
-    sum = std::min(sum, sum / k + k * largest);
-  }
   const int64_t element = activation.element_bytes > 0 ? activation.element_bytes : dtype_size(dt);
   e.activations = (sum + 2 * largest) * element;
+  if (activation.checkpoint_peak_per_sample > 0)  // measured, in the parameters' dtype
+    e.activations = activation.checkpoint_peak_per_sample * batch * element / dtype_size(dt);
   e.data = input.numel() * dtype_size(DType::F32) * std::max<int64_t>(1, batches_in_flight);
   return e;
 }

@@ -17,6 +17,7 @@
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/checkpoint.h"
 #include "ingot/nn/model_builder.h"
+#include "ingot/ops/random.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
 #include "ingot/parallel/pipeline_parallel.h"
@@ -76,8 +77,6 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
       throw ConfigError(fmt::format("{}: {}", cfg.where("train.amp.dtype"), why));
   }
   s->scaler = std::make_unique<amp::GradScaler>(s->train.amp.scaler);
-  if (s->train.checkpointing_segments > 0)  // train.checkpointing: recompute segments in backward
-    nn::apply_checkpointing(*s->model, s->train.checkpointing_segments, cfg.where("train.checkpointing.segments"));
   if (s->loaders.validation) {
     s->selection = std::make_unique<ModelSelection>(s->train.early_stopping);
   } else if (s->train.early_stopping.enabled) {
@@ -109,6 +108,21 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
                                   output[1], classes,
                                   model_node["preset"] ? fmt::format("model.classes: {}", classes)
                                                        : fmt::format("the last layer's out: {}", classes)));
+  int64_t checkpoint_peak = 0;     // per sample, when checkpointing
+  if (s->train.checkpointing()) {  // train.checkpointing: recompute segments in backward
+    const nn::CheckpointPlan plan = nn::apply_checkpointing(
+        *s->model, {s->train.checkpointing_segments, s->train.checkpointing_blocks},
+        [&](int64_t batch) {
+          Shape shape{batch};
+          for (int64_t d : sample) shape.push_back(d);
+          Generator gen(0);  // the run's generators stay untouched
+          return uniform(shape, 0.0, 1.0, DType::F32, &gen, device);
+        },
+        cfg.where(s->train.checkpointing_blocks ? "train.checkpointing.blocks" : "train.checkpointing.segments"));
+    s->checkpointing = plan.describe(
+        s->train.checkpointing_blocks ? "one per block" : "balanced by measured activations", s->data.batch_size);
+    checkpoint_peak = plan.peak;
+  }
   if (group != nullptr && parallel.mode == "pipeline")  // the split fits the model and the ranks
     (void)parallel::pipeline_bounds(parallel.stages, static_cast<int64_t>(s->model->children().size()),
                                     group->world_size(), cfg.where("parallel.stages"));
@@ -131,10 +145,9 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   // Datasets hold their samples as f32 in host memory.
   const int64_t dataset_bytes =
       (s->loaders.train->dataset().size() + s->loaders.test->dataset().size()) * sample.numel() * 4;
-  s->memory = estimate_training_memory(*s->model, sample, s->data.batch_size, state,
-                                       s->data.workers * s->data.prefetch + 2, dataset_bytes, device,
-                                       {.element_bytes = s->train.amp.enabled ? 2 : 0,
-                                        .checkpoint_segments = s->train.checkpointing_segments});
+  s->memory = estimate_training_memory(
+      *s->model, sample, s->data.batch_size, state, s->data.workers * s->data.prefetch + 2, dataset_bytes, device,
+      {.element_bytes = s->train.amp.enabled ? 2 : 0, .checkpoint_peak_per_sample = checkpoint_peak});
   const bool trains = std::any_of(s->stages.begin(), s->stages.end(), [](const auto& st) { return st->trains(); });
   s->memory_budget = memory_budget(device);
   if (trains && s->train.memory_check) {
@@ -254,6 +267,7 @@ void print_header(const PipelineState& s) {
     s.out << fmt::format("amp: {} autocast (matmul and conv in {}, f32 weights and optimizer state), loss scaling {}\n",
                          amp::amp_dtype_name(s.train.amp.dtype), amp::amp_dtype_name(s.train.amp.dtype),
                          s.scaler->enabled() ? fmt::format("from {}", s.scaler->get_scale()) : std::string("off"));
+  if (!s.checkpointing.empty()) s.out << fmt::format("checkpointing: {}\n", s.checkpointing);
   const Device device = s.model->device();
   const MemoryBudget& budget = s.memory_budget;
   s.out << fmt::format("memory: {}{}\n", s.memory.str(),

@@ -47,6 +47,7 @@ config::Schema train_schema() {
                [] {
                  config::Schema c;
                  c.integer("segments", 1, 100000);
+                 c.boolean("blocks");
                  return c;
                }())
       .boolean("eval_every_epoch")
@@ -96,6 +97,10 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
     }
     if (const YAML::Node ck = node["checkpointing"]) {
       if (ck["segments"]) c.checkpointing_segments = ck["segments"].as<int64_t>();
+      if (ck["blocks"]) c.checkpointing_blocks = ck["blocks"].as<bool>();
+      if (c.checkpointing_segments > 0 && c.checkpointing_blocks)
+        throw ConfigError(fmt::format("{}:{}: train.checkpointing takes segments: N or blocks: true, not both", file,
+                                      ck.Mark().line + 1));
     }
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
     c.early_stopping = parse_early_stopping(node["early_stopping"]);

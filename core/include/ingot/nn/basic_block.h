@@ -21,6 +21,7 @@ class BasicBlock : public Module {
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
+  bool is_block() const override { return true; }
 
   /// True when the shortcut is a 1x1 conv + BN (stride != 1 or in != out).
   bool has_projection() const { return get_submodule("shortcut") != nullptr; }

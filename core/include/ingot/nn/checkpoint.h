@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ingot/nn/checkpoint_plan.h"
 #include "ingot/nn/module.h"
 #include "ingot/nn/sequential.h"
 
@@ -22,10 +23,21 @@ namespace ingot::nn {
 /// Throws InputError when segments exceeds the number of children.
 void checkpoint_sequential(Sequential& model, int64_t segments);
 
-/// train.checkpointing.segments: checkpoint_sequential on a Sequential model (the `layers:`
-/// lists and every preset build one). Throws ConfigError at `where` ("file:line") for any other
-/// model or a segment count the model cannot take.
-void apply_checkpointing(Module& model, int64_t segments, const std::string& where);
+/// train.checkpointing: how a Sequential model (the `layers:` lists and every preset build one)
+/// is cut into checkpointed segments.
+struct CheckpointingOptions {
+  int64_t segments = 0;  ///< at most this many segments, balanced by measured activation bytes
+  bool blocks = false;   ///< one segment per block (Module::is_block) instead
+};
+
+/// train.checkpointing on `model`: measures its units' activation bytes on batches from
+/// `make_input` (measure_units), chooses the segments (balanced_plan or block_plan) and sets the
+/// plan; returns it. Unlike torch's checkpoint_sequential, segments are cut by measured bytes,
+/// not by layer count, and may fall between the blocks of a nested Sequential (a ResNet stage),
+/// so that no segment holds most of the activations. Throws ConfigError at `where` ("file:line")
+/// for any other model, a segment count the model cannot take, or blocks on a model without any.
+CheckpointPlan apply_checkpointing(Module& model, const CheckpointingOptions& options,
+                                   const std::function<Tensor(int64_t)>& make_input, const std::string& where);
 
 /// Runs `run(x)` as one checkpointed segment (autograd::checkpoint) on behalf of `modules`: the
 /// train/eval mode each of them and their descendants has now is set again while the segment

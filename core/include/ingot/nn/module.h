@@ -57,6 +57,9 @@ class Module {
   /// it). Parameters, names and state_dict do not change. YAML: `checkpoint: true` on a layer.
   void set_checkpoint(bool on = true) { checkpoint_ = on; }
   bool is_checkpointed() const { return checkpoint_; }
+  /// A repeated building block of a network (a residual block, a transformer block): per-block
+  /// checkpointing (nn/checkpoint_plan.h) makes each such module a segment of its own.
+  virtual bool is_block() const { return false; }
   /// Whether the layer must run through its own operator() (hooks or checkpointing), so that
   /// fusion leaves it alone.
   bool runs_alone() const { return has_hooks() || checkpoint_; }

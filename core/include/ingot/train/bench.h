@@ -25,6 +25,22 @@ struct BenchOptions {
   std::optional<int> threads;                        ///< default: the config's threads, else the usual budget
   std::filesystem::path save_init;                   ///< when set: the initial weights as safetensors (torch names)
   std::optional<std::filesystem::path> profile_dir;  ///< when set: profile the timed training steps
+  /// when set: also find the largest training batch whose step stays within this many bytes
+  /// allocated on the device (weights, gradients, optimizer state, the batch and the step's peak)
+  std::optional<int64_t> scaling_limit;
+};
+
+/// "200MiB", "1.5GiB", "300MB", "4096" (bytes) as bytes; ConfigError naming `flag` otherwise.
+int64_t parse_memory_size(const std::string& text, const std::string& flag);
+
+/// `--scaling`: the largest batch that fits the limit, and what it and the next batch need.
+struct ScalingResult {
+  int64_t limit_bytes = 0;
+  int64_t max_batch = 0;        ///< 0: not even batch 1 fits
+  int64_t peak_bytes = 0;       ///< allocated at the peak of a step at max_batch
+  int64_t next_batch = 0;       ///< the smallest batch found not to fit
+  int64_t next_peak_bytes = 0;  ///< what it needed
+  int64_t trials = 0;           ///< training steps taken to find them
 };
 
 /// Median and range over the repeats.
@@ -66,7 +82,11 @@ struct BenchResult {
   /// activation memory).
   int64_t activation_bytes = 0;
   int64_t step_peak_bytes = 0;         ///< that step's peak allocated during forward and backward, above its start
-  int64_t checkpointing_segments = 0;  ///< train.checkpointing.segments applied (0: off)
+  int64_t checkpointing_segments = 0;  ///< segments of the checkpoint plan applied (0: off)
+  std::string checkpointing_policy;    ///< "balanced" (train.checkpointing.segments) or "blocks"
+  std::vector<std::string> checkpointing_plan;     ///< each segment's units (CheckpointPlan::names)
+  int64_t checkpointing_estimated_peak_bytes = 0;  ///< the plan's estimate of the activation peak
+  std::optional<ScalingResult> scaling;            ///< with BenchOptions::scaling_limit
 
   /// One JSON object, the schema bench/compare reads (also produced there for PyTorch).
   std::string to_json() const;

@@ -34,8 +34,10 @@ struct MemoryEstimate {
 /// What changes the activations kept for backward: mixed precision stores most of them in the
 /// low dtype (2 bytes), gradient checkpointing keeps a segment's input and recomputes the rest.
 struct ActivationOptions {
-  int64_t element_bytes = 0;       ///< 0: the parameters' dtype; 2 under train.amp
-  int64_t checkpoint_segments = 0; ///< train.checkpointing.segments (0 = off)
+  int64_t element_bytes = 0;  ///< 0: the parameters' dtype; 2 under train.amp
+  /// train.checkpointing: the plan's estimated activation peak per sample (nn/checkpoint_plan.h),
+  /// in the parameters' dtype (0 = off)
+  int64_t checkpoint_peak_per_sample = 0;
 };
 
 /// Estimates training `model` on samples of shape `sample` (no batch dimension) in batches of

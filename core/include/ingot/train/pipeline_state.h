@@ -59,6 +59,7 @@ struct PipelineState {
   TrainPlan plan;
   MemoryEstimate memory;  ///< of training at data.batch_size, from shapes (train/memory_estimate.h)
   MemoryBudget memory_budget;  ///< what the device had available when the pipeline was built
+  std::string checkpointing;   ///< train.checkpointing's plan as the header prints it ("" = off)
   /// The run's memory: the progress bar's and metrics' numbers, stage peaks, the memory report.
   std::unique_ptr<MemoryWatch> memory_watch;
   std::vector<std::string> class_names;

@@ -12,8 +12,8 @@
 #include "ingot/amp/grad_scaler.h"
 #include "ingot/config/schema.h"
 #include "ingot/nn/loss_registry.h"
-#include "ingot/train/early_stopping.h"
 #include "ingot/tensor/dtype.h"
+#include "ingot/train/early_stopping.h"
 
 namespace ingot::train {
 
@@ -47,14 +47,17 @@ struct TrainConfig {
   int64_t checkpoint_keep_last = 3;       ///< checkpoint.keep_last: step checkpoints kept
   int64_t checkpoint_keep_epochs = 3;     ///< checkpoint.keep_epochs: epoch ones (0 = all)
   AmpConfig amp;                          ///< train.amp
-  /// train.checkpointing.segments: recompute the model's Sequential in this many segments in the
-  /// backward pass instead of keeping their activations (0 = off).
+  /// train.checkpointing.segments: recompute the model's Sequential in at most this many segments
+  /// (balanced by measured activation bytes) in the backward pass instead of keeping their
+  /// activations (0 = off); train.checkpointing.blocks: one segment per block instead.
   int64_t checkpointing_segments = 0;
-  bool eval_every_epoch = true;           ///< evaluate after each epoch (on validation when there is one)
-  EarlyStoppingConfig early_stopping;     ///< train.early_stopping (needs a validation split)
-  YAML::Node optimizer;                   ///< `train.optimizer` (optim::make_optimizer)
-  YAML::Node scheduler;                   ///< `train.scheduler` (optim::make_schedule)
-  YAML::Node callbacks;                   ///< `train.callbacks` (make_callbacks)
+  bool checkpointing_blocks = false;
+  bool checkpointing() const { return checkpointing_segments > 0 || checkpointing_blocks; }
+  bool eval_every_epoch = true;        ///< evaluate after each epoch (on validation when there is one)
+  EarlyStoppingConfig early_stopping;  ///< train.early_stopping (needs a validation split)
+  YAML::Node optimizer;                ///< `train.optimizer` (optim::make_optimizer)
+  YAML::Node scheduler;                ///< `train.scheduler` (optim::make_schedule)
+  YAML::Node callbacks;                ///< `train.callbacks` (make_callbacks)
 };
 
 /// Keys of `train:`: epochs, steps, accumulate, clip_grad_norm, clip_grad_value, loss
