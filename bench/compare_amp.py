@@ -1,10 +1,13 @@
 """bench/compare --levers: mixed precision and gradient checkpointing, Ingot against PyTorch 2.x on
 this CPU. bf16: cnn and resnet8 trained in f32 and under bf16 autocast on both sides (Ingot's
 train.amp.dtype=bf16, PyTorch's torch.autocast("cpu", dtype=torch.bfloat16)), alternating runs,
-medians. Checkpointing: bench/configs/resnet20.yaml plain and with train.checkpointing.segments N
-on both sides (PyTorch: checkpoint_sequential with use_reentrant=False): activation bytes (what
-the graph keeps between forward and backward), the step's peak, step time. The same `--set` lines
-drive `ingot bench` and bench/torch_bench.py, from the same initial weights.
+medians; where Ingot refuses bf16 (a CPU without bf16 kernels) the rows say so. Checkpointing:
+bench/configs/resnet20.yaml plain, with train.checkpointing.segments N (Ingot: cut by measured
+activation bytes; PyTorch: checkpoint_sequential with use_reentrant=False, cut by layer count) and
+with train.checkpointing.blocks (one checkpoint per residual block on both sides): the step's peak,
+activation bytes (what the graph keeps between forward and backward), step time, and Ingot's
+largest batch within the memory plain training needs at the bench batch (`ingot bench --scaling`).
+The same `--set` lines drive `ingot bench` and bench/torch_bench.py, from the same initial weights.
 
 PyTorch 2.x comes from --torch-python, $INGOT_TORCH_PYTHON or the build's torch-venv
 ($INGOT_BUILD/torch-venv, made by --install-torch: a venv of PyPI's torch, several GB); without
@@ -24,7 +27,7 @@ BATCH = 128
 BF16 = {"cnn": dict(warmup=3, steps=10, repeat=3), "resnet8": dict(warmup=3, steps=10, repeat=3)}
 CHECKPOINT = dict(warmup=2, steps=4, repeat=3)
 QUICK = dict(warmup=1, steps=1, repeat=1)
-SEGMENTS = (2, 3, 4)  # the preset's Sequential has 9 top-level layers: sqrt(9) = 3, and one either side
+SEGMENTS = (3, 5)  # of ResNet-20's 15 units (stem layers, 9 blocks, head layers): about sqrt(15), and more
 CHECKPOINT_WORKLOAD = "resnet20"
 TIMEOUT = 1800
 
@@ -100,11 +103,13 @@ class Sides:
             f += ["--set", s]
         return f
 
-    def ingot_run(self, w, p, sets, name):
+    def ingot_run(self, w, p, sets, name, extra=()):
         cmd = [self.ingot, "bench", self.config(w), "--threads", str(self.threads)] + self.flags(p, sets)
         if not os.path.exists(self.init(w)):
             cmd += ["--save-init", self.init(w)]
-        rc, out, _ = self.runner.run(cmd, E.ingot_environ(self.threads), name, TIMEOUT)
+        rc, out, tail = self.runner.run(cmd + list(extra), E.ingot_environ(self.threads), name, TIMEOUT)
+        if rc == 2 and A.REFUSED_BF16 in tail:  # this CPU has no bf16 kernels: said, not failed
+            return {"refused": tail.split("error: ", 1)[-1]}
         return GPU.last_json(out) if rc == 0 else None
 
     def torch_run(self, w, p, sets, name):
@@ -131,17 +136,33 @@ def bf16_runs(sides, runs, quick, log):
     return out
 
 
+def checkpoint_sets(variant):
+    """The --set lines of a checkpointing variant: 0 plain, N segments, "blocks"."""
+    if variant == "blocks":
+        return ["train.checkpointing.blocks=true"]
+    return ["train.checkpointing.segments=%d" % variant] if variant else []
+
+
 def checkpoint_runs(sides, runs, quick, segments, log):
-    """{(side, segments): [record per run]}, segments 0 = plain, alternating sides per variant."""
+    """{(side, variant): [record per run]}, variant 0 = plain, N segments or "blocks", alternating
+    sides per variant; then, once, Ingot's largest batch per variant within the memory the plain
+    runs needed ({("scaling", variant): record})."""
     out = {}
     p = QUICK if quick else CHECKPOINT
+    variants = [0] + list(segments) + ["blocks"]
     for i in range(runs):
-        for s in [0] + list(segments):
-            sets = ["train.checkpointing.segments=%d" % s] if s else []
+        for v in variants:
             for side, run in (("ingot", sides.ingot_run), ("torch", sides.torch_run)):
-                out.setdefault((side, s), []).append(
-                    run(CHECKPOINT_WORKLOAD, p, sets, "levers-run%d-%s-%s-seg%d" % (i, CHECKPOINT_WORKLOAD, side, s)))
+                out.setdefault((side, v), []).append(run(CHECKPOINT_WORKLOAD, p, checkpoint_sets(v), "levers-run%d-%s-%s-%s"
+                                                         % (i, CHECKPOINT_WORKLOAD, side, A.variant_tag(v))))
         log("checkpointing run %d/%d done (load %s)" % (i + 1, runs, E.loadavg()))
+    limit = A.median(out.get(("ingot", 0), []), "memory", "peak_allocated_bytes")
+    if limit:
+        for v in variants:
+            out[("scaling", v)] = [sides.ingot_run(CHECKPOINT_WORKLOAD, QUICK, checkpoint_sets(v),
+                                                   "levers-scaling-%s" % A.variant_tag(v),
+                                                   ["--scaling", str(int(limit))])]
+        log("checkpointing: largest batches within %.1f MiB found (load %s)" % (limit / 2**20, E.loadavg()))
     return out
 
 
@@ -191,18 +212,21 @@ def report(args, argv, facts, torch_text, note, bf16, ckpt, segments, minutes):
         table, m, c = A.checkpoint_table(ckpt, segments)
         misses, complete = misses + m, complete and c
         text += ["## Gradient checkpointing", "",
-                 "`bench/configs/%s.yaml` (the `resnet` preset, depth 20: a Sequential of 9 top-level layers, "
-                 "layer1-3 each one of them), `--set train.checkpointing.segments=N` on both sides (PyTorch: "
-                 "`checkpoint_sequential(model, N, x, use_reentrant=False)`). Activation: bytes the graph keeps "
-                 "from the end of forward (loss computed) to the start of backward, in one untimed step: Ingot's "
-                 "allocator (allocated after forward minus before), PyTorch's distinct storages saved for backward "
-                 "that did not exist before the step (`saved_tensors_hooks`). Step peak: the most allocated above "
-                 "the step's start during forward and backward (Ingot's allocator statistics; PyTorch's profiler "
-                 "allocation records), where the recomputed segment shows: a segment of this preset is at least "
-                 "one whole top-level layer, and layer1 (full resolution) holds about half the activations, so "
-                 "the peak falls at most by what the largest recomputed segment leaves out. Cut and slow-down are "
-                 "against plain training on the same side; the verdict uses the activation cut and the median "
-                 "slow-down." %
+                 "`bench/configs/%s.yaml` (the `resnet` preset, depth 20: a stem, 9 residual blocks in three "
+                 "stages, a head). `--set train.checkpointing.segments=N`: Ingot cuts at most N segments "
+                 "between its 15 units (layers and blocks, the stages unrolled) by activation bytes measured "
+                 "before training; PyTorch's `checkpoint_sequential(model, N, x, use_reentrant=False)` cuts the "
+                 "9 top-level layers by count, so one segment holds most of the activations. `--set "
+                 "train.checkpointing.blocks=true`: every residual block checkpointed on both sides (PyTorch: "
+                 "`checkpoint(block, x, use_reentrant=False)`). Step peak: the most allocated above the step's "
+                 "start during forward and backward (Ingot's allocator statistics; PyTorch's profiler allocation "
+                 "records). Activation: bytes the graph keeps from the end of forward (loss computed) to the "
+                 "start of backward, in one untimed step (Ingot's allocator; PyTorch's storages saved for "
+                 "backward that did not exist before the step, `saved_tensors_hooks`). Largest batch: `ingot "
+                 "bench --scaling` within the memory Ingot's plain training allocated at its peak at this batch "
+                 "(weights, gradients, optimizer state, data and activations), one step per batch tried. Peak, "
+                 "slow-down and batch are against plain training on the same side; the verdict uses the step "
+                 "peak, the median slow-down and the largest batch." %
                  CHECKPOINT_WORKLOAD, "", table, ""]
     text.append("Targets missed: %s." % (", ".join(misses) if misses else "none"))
     return "\n".join(text), complete

@@ -107,17 +107,42 @@ def emulated_checkpoint_sequential(model, segments, x, saved=None):
     return _run(layers[end + 1:])(x)
 
 
+def checkpoint_blocks(model, levers):
+    """Runs every residual block of `model` (a module whose class is BasicBlock) through
+    checkpoint(use_reentrant=False) while gradients are recorded, as Ingot's
+    train.checkpointing.blocks does; once per model."""
+    for m in model.modules():
+        if type(m).__name__ != "BasicBlock" or hasattr(m, "_plain_forward"):
+            continue
+        m._plain_forward = m.forward
+
+        def forward(x, m=m):
+            if not torch.is_grad_enabled():
+                return m._plain_forward(x)
+            if levers._saved is not None:  # (1.13's checkpoint keeps its input in a closure)
+                levers._saved.pack(x)
+            return ckpt.checkpoint(m._plain_forward, x, use_reentrant=False)
+        m.forward = forward
+
+
 class Levers:
     """What a training step and inference run under: autocast dtype (None: f32) and checkpoint
-    segments (0: off)."""
+    segments (0: off) or one checkpoint per residual block (blocks)."""
 
-    def __init__(self, dtype, segments, device_type):
-        self.dtype, self.segments, self.device_type = dtype, segments, device_type
+    def __init__(self, dtype, segments, device_type, blocks=False):
+        self.dtype, self.segments, self.device_type, self.blocks = dtype, segments, device_type, blocks
         self.dtype_name = "bf16 autocast" if dtype is not None else "f32"
         self.checkpoint_method = None
         self._checkpoint = None
         self._saved = None  # the SavedBytes of the step being measured
-        if segments > 1:
+        if blocks:
+            self.checkpoint_method = "checkpoint(use_reentrant=False) per residual block"
+
+            def per_block(m, x):
+                checkpoint_blocks(m, self)
+                return m(x)
+            self._checkpoint = per_block
+        elif segments > 1:
             if "use_reentrant" in inspect.signature(ckpt.checkpoint_sequential).parameters:
                 self.checkpoint_method = "checkpoint_sequential(use_reentrant=False)"
                 self._checkpoint = lambda m, x: ckpt.checkpoint_sequential(m, segments, x, use_reentrant=False)
@@ -143,8 +168,10 @@ class Levers:
                 raise LeverError("train.amp.dtype %s: only bf16 is compared on PyTorch's side" % name)
             dtype = torch.bfloat16
         segments = segments_arg
+        checkpointing = train.get("checkpointing") or {}
+        blocks = segments_arg is None and bool(checkpointing.get("blocks"))
         if segments is None:
-            segments = int(((train.get("checkpointing") or {}).get("segments")) or 0)
+            segments = int(checkpointing.get("segments") or 0)
         if segments < 0:
             raise LeverError("checkpoint segments %d: give 0 (off) or more" % segments)
         if segments > 0:
@@ -153,7 +180,9 @@ class Levers:
             if segments > len(model):
                 raise LeverError("checkpointing in %d segments, but the model has %d top-level layers"
                                  % (segments, len(model)))
-        return cls(dtype, segments, device.type)
+        if blocks and not any(type(m).__name__ == "BasicBlock" for m in model.modules()):
+            raise LeverError("train.checkpointing.blocks: the model has no residual blocks")
+        return cls(dtype, segments, device.type, blocks)
 
     def autocast(self):
         if self.dtype is None:

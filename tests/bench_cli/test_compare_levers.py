@@ -65,22 +65,40 @@ class Tables(unittest.TestCase):
         del runs[("resnet8", "torch-bf16")]
         self.assertFalse(A.bf16_table(runs)[2])
 
-    def test_checkpoint_cut_and_slowdown(self):
+    def test_bf16_refused_on_a_cpu_without_bf16_kernels(self):
+        why = "train.amp.dtype bf16 on cpu: no backend here runs conv2d in bf16 ... slower than f32"
+        runs = {(w, k): [rec(1000)] for w in A.BF16_WORKLOADS for k in ("ingot-f32", "torch-f32")}
+        for w in A.BF16_WORKLOADS:
+            runs[(w, "ingot-bf16")], runs[(w, "torch-bf16")] = [{"refused": why}], [None]
+        table, misses, complete = A.bf16_table(runs)
+        self.assertTrue(complete)  # said, not missing
+        self.assertEqual(misses, [])
+        self.assertIn("Ingot refused bf16 here: " + why, table)
+
+    def test_checkpoint_peak_slowdown_and_batch(self):
+        plan = {"policy": "balanced", "segments": ["a-b", "c-d"], "estimated_peak_bytes": 1}
         runs = {("ingot", 0): [rec(ms=100, act=100 * MiB, peak=120 * MiB), rec(ms=90, act=100 * MiB),
                                rec(ms=400, act=100 * MiB, peak=120 * MiB)],
-                ("ingot", 3): [rec(ms=130, act=50 * MiB, peak=90 * MiB)],
-                ("ingot", 4): [rec(ms=120, act=70 * MiB, peak=100 * MiB)],
-                ("torch", 0): [rec(ms=200, act=80 * MiB)], ("torch", 3): [rec(ms=300, act=20 * MiB)],
-                ("torch", 4): [None]}
-        table, misses, complete = A.checkpoint_table(runs, [3, 4])
+                ("ingot", 3): [dict(rec(ms=130, act=50 * MiB, peak=60 * MiB), checkpointing=plan)],
+                ("ingot", "blocks"): [rec(ms=120, act=70 * MiB, peak=84 * MiB)],
+                ("torch", 0): [rec(ms=200, act=80 * MiB, peak=100 * MiB)],
+                ("torch", 3): [rec(ms=300, act=20 * MiB, peak=50 * MiB)], ("torch", "blocks"): [None],
+                ("scaling", 0): [{"scaling": {"max_batch": 100, "memory_limit_bytes": 200 * MiB}}],
+                ("scaling", 3): [{"scaling": {"max_batch": 170, "memory_limit_bytes": 200 * MiB}}],
+                ("scaling", "blocks"): [{"scaling": {"max_batch": 150, "memory_limit_bytes": 200 * MiB}}]}
+        table, misses, complete = A.checkpoint_table(runs, [3])
         lines = table.splitlines()
-        self.assertIn("| Ingot | plain | 100.0 | | 120.0 | | 100.0 (90.0) | | |", lines)  # median 100, fastest 90
-        self.assertIn("| Ingot | 3 segments | 50.0 | 50% | 90.0 | 25% | 130.0 (130.0) | +30% (+44%) | pass |", lines)
-        self.assertIn("| Ingot | 4 segments | 70.0 | 30% | 100.0 | 17% | 120.0 (120.0) | +20% (+33%) | miss |", lines)
-        self.assertIn("| PyTorch | 3 segments | 20.0 | 75% | n/a | n/a | 300.0 (300.0) | +50% (+50%) | miss |",
+        self.assertIn("| Ingot | plain | 120.0 | | 100.0 | 100.0 (90.0) | | 100 | | |", lines)  # median 100, fastest 90
+        # peak 60 / 120 = 0.50 <= 0.6, +30% <= 35%, batch 170 / 100 = 1.70 >= 1.6
+        self.assertIn("| Ingot | 3 segments (by measured bytes: 2 used) | 60.0 | 0.50x | 50.0 | 130.0 (130.0) | "
+                      "+30% (+44%) | 170 | 1.70x | pass |", lines)
+        # peak 84 / 120 = 0.70 > 0.6 and batch 1.50 < 1.6
+        self.assertIn("| Ingot | per block | 84.0 | 0.70x | 70.0 | 120.0 (120.0) | +20% (+33%) | 150 | 1.50x | miss |",
                       lines)
-        self.assertEqual(misses, ["Ingot 4 segments"])
-        self.assertFalse(complete)  # PyTorch's 4-segment run failed
+        self.assertIn("| PyTorch | 3 segments | 50.0 | 0.50x | 20.0 | 300.0 (300.0) | +50% (+50%) |  |  | miss |", lines)
+        self.assertEqual(misses, ["Ingot per block"])
+        self.assertIn("Largest batch within 200.0 MiB", table)
+        self.assertFalse(complete)  # PyTorch's per-block run failed
 
 
 @unittest.skipIf(torch is None, "no torch for this python")
@@ -149,21 +167,31 @@ class QuickRun(unittest.TestCase):
                                 "--batch", "8", "--segments", "3", "--ingot", INGOT, "--torch-python", sys.executable,
                                 "--out", out], capture_output=True, text=True, cwd=ROOT, timeout=600)
             self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
-            for needle in ("## bf16 autocast", "## Gradient checkpointing", "| PyTorch | 3 segments",
+            for needle in ("## bf16 autocast", "## Gradient checkpointing", "| PyTorch | 3 segments", "| Ingot | per block",
                            "To measure again on an idle machine: `bench/compare --levers --install-torch`"):
                 self.assertIn(needle, r.stdout)
             raw = os.path.join(out, "levers", "raw")
-            ingot = json.loads(open(os.path.join(raw, "levers-run0-cnn-ingot-bf16.out")).read().strip())
-            torch_bf16 = json.loads(open(os.path.join(raw, "levers-run0-cnn-torch-bf16.out")).read().strip())
-            self.assertEqual((ingot["dtype"], torch_bf16["dtype"]), ("bf16 autocast", "bf16 autocast"))
-            seg = json.loads(open(os.path.join(raw, "levers-run0-resnet20-ingot-seg3.out")).read().strip())
-            plain = json.loads(open(os.path.join(raw, "levers-run0-resnet20-ingot-seg0.out")).read().strip())
-            self.assertEqual((seg["checkpointing_segments"], plain["checkpointing_segments"]), (3, 0))
-            # checkpointing keeps less between forward and backward, on both sides
-            self.assertLess(seg["memory"]["activation_bytes"], plain["memory"]["activation_bytes"])
-            tseg = json.loads(open(os.path.join(raw, "levers-run0-resnet20-torch-seg3.out")).read().strip())
-            tplain = json.loads(open(os.path.join(raw, "levers-run0-resnet20-torch-seg0.out")).read().strip())
+            ingot = json.loads(open(os.path.join(raw, "levers-run0-cnn-ingot-bf16.out")).read().strip() or "{}")
+            if ingot:  # (a CPU without bf16 kernels refuses it: the table says so)
+                torch_bf16 = json.loads(open(os.path.join(raw, "levers-run0-cnn-torch-bf16.out")).read().strip())
+                self.assertEqual((ingot["dtype"], torch_bf16["dtype"]), ("bf16 autocast", "bf16 autocast"))
+            else:
+                self.assertIn("Ingot refused bf16 here", r.stdout)
+            rec_of = lambda name: json.loads(open(os.path.join(raw, name + ".out")).read().strip())
+            seg, plain = rec_of("levers-run0-resnet20-ingot-seg3"), rec_of("levers-run0-resnet20-ingot-plain")
+            blocks = rec_of("levers-run0-resnet20-ingot-blocks")
+            self.assertEqual((plain["checkpointing_segments"], blocks["checkpointing"]["policy"]), (0, "blocks"))
+            self.assertTrue(1 <= seg["checkpointing_segments"] <= 3)
+            # checkpointing lowers the step's peak on Ingot's side, and fits larger batches
+            for r_ in (seg, blocks):
+                self.assertLess(r_["memory"]["step_peak_bytes"], 0.8 * plain["memory"]["step_peak_bytes"])
+            scaled = {v: rec_of("levers-scaling-" + v)["scaling"]["max_batch"] for v in ("plain", "blocks")}
+            self.assertGreater(scaled["blocks"], scaled["plain"])
+            tseg = rec_of("levers-run0-resnet20-torch-seg3")
+            tplain = rec_of("levers-run0-resnet20-torch-plain")
             self.assertLess(tseg["memory"]["activation_bytes"], tplain["memory"]["activation_bytes"])
+            tblocks = rec_of("levers-run0-resnet20-torch-blocks")
+            self.assertIn("per residual block", tblocks["checkpointing"])
 
 
 if __name__ == "__main__":
