@@ -1,6 +1,7 @@
 #!/bin/bash
 # The run command's own options: `ingot run --help`; KEY=VALUE overrides after the config (list
-# elements by index) recorded in config.resolved.yaml; --print-config; a bad positional argument;
+# elements by index) recorded in config.resolved.yaml; --print-config; a bad positional argument; a
+# model whose outputs are not the data's classes, refused with no run folder left;
 # --resume that extends train.epochs (the schedule recomputed), and one that shrinks it, refused.
 # Usage: cli_flows.sh INGOT_BINARY
 set -euo pipefail
@@ -34,6 +35,18 @@ set -e
 [ $code_index -eq 2 ] && grep -q "'model.sizes' is a list of 3 element(s)" "$work/bad_index.txt" \
   || fail "bad index: exit $code_index: $(cat "$work/bad_index.txt")"
 echo "bad overrides: ok"
+
+# A model with more outputs than the data's classes is refused before training and leaves no run
+# folder behind (a corrected run needs no --force).
+set +e
+"$ingot" run $cfg model.sizes=[64,32,5] --runs-dir "$work/outputs" > "$work/outputs.txt" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "set model.sizes\[-1\] (the last size) to 4" "$work/outputs.txt" \
+  || fail "outputs != classes: exit $code: $(cat "$work/outputs.txt")"
+grep -q "^epoch" "$work/outputs.txt" && fail "trained before refusing: $(cat "$work/outputs.txt")"
+[ ! -e "$work/outputs/tiny_mlp" ] || fail "a refused run left $work/outputs/tiny_mlp"
+echo "outputs != classes refused up front: ok"
 
 "$ingot" run $cfg train.epochs=1 model.sizes.1=24 --runs-dir "$work" > "$work/one.txt" 2>&1 || fail "$(cat "$work/one.txt")"
 grep -q "sizes: \[64, 24, 4\]" "$work/tiny_mlp/config.resolved.yaml" || fail "override not recorded"
