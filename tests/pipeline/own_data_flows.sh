@@ -2,7 +2,7 @@
 # Bring-your-own-data end to end: a generated CSV of three well-separated species (four numeric
 # features, a name label in the last column) trains a small MLP to over 90% test accuracy, and
 # the class names from the file reach the run's records, the file names its resolved config; `ingot
-# predict` on the test rows (.npy, .npz) agrees with their labels.
+# predict` on the test rows (.npy, .npz) agrees with their labels, and names a bad table it is given.
 # Usage: own_data_flows.sh INGOT_BINARY
 set -euo pipefail
 ingot=$1
@@ -60,4 +60,12 @@ code=$?
 set -e
 [ $code -eq 2 ] && grep -q "bad.npy: samples of 3 values (\[3\]), but the model takes 4" "$work/bad.txt" \
   || fail "wrong sample size: exit $code: $(cat "$work/bad.txt")"
+# A table given to predict is its argument, not the run's data.csv files.
+printf 'sepal_length,sepal_width,petal_length,petal_width\n1,2,3,abc\n' > "$work/bad.csv"
+set +e
+"$ingot" predict "$work/runs/own_csv" "$work/bad.csv" > "$work/bad_csv.txt" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "^ingot: error: $work/bad.csv row 2, column petal_width: 'abc' is not a number$" \
+  "$work/bad_csv.txt" || fail "bad table: exit $code: $(cat "$work/bad_csv.txt")"
 echo "predict: $agree of 90 agree with the labels: ok"
