@@ -9,14 +9,15 @@
 #include <streambuf>
 
 #include "cli.h"
+#include "config_search.h"
 #include "ingot/base/error.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
 #include "ingot/config/overrides.h"
 #include "ingot/data/data_config.h"
 #include "ingot/extension/extension_loader.h"
-#include "ingot/parallel/dist_env.h"
 #include "ingot/ops/random.h"
+#include "ingot/parallel/dist_env.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
@@ -79,8 +80,8 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   // The overrides become part of the config: config.resolved.yaml records them, and --resume
   // refuses a run whose overrides changed.
-  const config::Config cfg =
-      config::load_with_overrides(vm["config"].as<std::string>(), overrides, train::pipeline_schema());
+  const config::Config cfg = config::load_with_overrides(find_config_file(vm["config"].as<std::string>()), overrides,
+                                                         train::pipeline_schema());
   if (vm["print-config"].as<bool>()) {
     YAML::Node shown = YAML::Clone(cfg.root());
     if (cfg.has("data")) shown["data"] = data::data_config_yaml(data::parse_data_config(cfg.node("data"), cfg.file()));
