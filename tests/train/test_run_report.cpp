@@ -163,6 +163,15 @@ TEST_CASE("run report: two runs overlaid, with a legend, final metrics and the c
   CHECK(html.find("<th>train.epochs</th>") == std::string::npos);  // the same in both
 }
 
+TEST_CASE("run report: a number written in yaml-cpp's 17 digits equals its shortest form", "[run_report]") {
+  TempDir tmp;
+  const fs::path a = fake_run(tmp.path(), "a", 0.1), b = fake_run(tmp.path(), "b", 0.1);
+  write_text(a / "config.resolved.yaml",  // as runs before shortest round-trip numbers wrote it
+             "name: a\nseed: 3\ntrain:\n  epochs: 2\n  optimizer:\n    type: adamw\n    lr: 0.10000000000000001\n");
+  const std::string html = run_report_html({a, b});
+  CHECK(html.find("<th>train.optimizer.lr</th>") == std::string::npos);  // not a difference
+}
+
 TEST_CASE("run report: a partial run says what is missing", "[run_report]") {
   TempDir tmp;
   const fs::path dir = tmp.path() / "partial";

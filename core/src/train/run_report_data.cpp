@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ingot/base/error.h"
+#include "ingot/config/yaml_text.h"
 #include "ingot/train/svg_plot.h"
 
 namespace ingot::train {
@@ -52,13 +53,14 @@ void flatten(const YAML::Node& node, const std::string& prefix, std::vector<std:
     for (const auto& item : node) scalars = scalars && item.IsScalar();
     if (scalars) {
       std::string s;
-      for (const auto& item : node) s += (s.empty() ? "" : ", ") + item.as<std::string>();
+      for (const auto& item : node) s += (s.empty() ? "" : ", ") + config::shortest_number_text(item.as<std::string>());
       out.emplace_back(prefix, "[" + s + "]");
     } else {
       for (size_t i = 0; i < node.size(); ++i) flatten(node[i], fmt::format("{}[{}]", prefix, i), out);
     }
   } else {
-    out.emplace_back(prefix, node.IsNull() ? "null" : node.as<std::string>());
+    // (numbers as config.resolved.yaml writes them now: an older run's 0.90000000000000002 is 0.9)
+    out.emplace_back(prefix, node.IsNull() ? "null" : config::shortest_number_text(node.as<std::string>()));
   }
 }
 
