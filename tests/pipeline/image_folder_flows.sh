@@ -21,6 +21,7 @@ line=$(grep -E "evaluate: 30 samples +accuracy" "$work/out.txt" | tail -1) ||
 accuracy=$(echo "$line" | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
 awk -v a="$accuracy" 'BEGIN { exit !(a > 90) }' || fail "accuracy $accuracy% <= 90%: $line"
 grep -q "skipped 1 file that is not" "$work/out.txt" || fail "no note of the skipped file: $(head -5 "$work/out.txt")"
+grep -qE "^epoch 1/[0-9]+ done .* img/s " "$work/out.txt" || fail "images not counted as img/s: $(grep -m1 '^epoch' "$work/out.txt")"
 grep -rqs "columns" "$work/runs/image_folder/config.resolved.yaml" || fail "the class names are not in the run's records"
 echo "image_folder: accuracy $accuracy%: ok"
 

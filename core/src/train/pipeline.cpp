@@ -343,7 +343,11 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
     tee.discard();
   }
   print_header(s);
-  s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
+  // Images are [C, H, W] with H, W > 1; a table row is [F, 1, 1] and an array sample anything else.
+  const Shape sample = s.loaders.train->dataset().sample_shape();
+  ProgressOptions progress;
+  progress.unit = sample.size() == 3 && sample[1] > 1 && sample[2] > 1 ? "img" : "samples";
+  s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout, progress);
   s.progress->watch_memory(s.memory_watch.get());
   s.metrics->watch_memory(s.memory_watch.get());
   const auto report = [&] {
