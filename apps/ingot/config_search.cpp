@@ -24,13 +24,13 @@ fs::path executable() {
 
 std::vector<ConfigPlace> config_places() {
   std::error_code ec;
-  std::vector<ConfigPlace> places{{fs::current_path(ec), "the working directory"}};
+  std::vector<ConfigPlace> places{{fs::current_path(ec), "the working directory", false}};
   const fs::path exe = executable();
   if (exe.empty()) return places;
   if (fs::equivalent(exe, INGOT_BUILD_BINARY, ec)) {
-    places.push_back({INGOT_SOURCE_DIR, "the source tree"});
+    places.push_back({INGOT_SOURCE_DIR, "the source tree", true});
   } else {
-    places.push_back({(exe.parent_path() / INGOT_SHARE_FROM_BIN).lexically_normal(), "the installed configs"});
+    places.push_back({(exe.parent_path() / INGOT_SHARE_FROM_BIN).lexically_normal(), "the installed configs", true});
   }
   return places;
 }
@@ -42,8 +42,7 @@ std::string find_config_file(const std::string& arg) {
   std::vector<std::string> tried;
   for (const ConfigPlace& place : config_places()) {
     std::vector<fs::path> candidates{place.dir / given};
-    if (!given.has_parent_path() && place.what != "the working directory")
-      candidates.push_back(place.dir / "configs" / given);
+    if (!given.has_parent_path() && place.shipped) candidates.push_back(place.dir / "configs" / given);
     for (const fs::path& c : candidates)
       if (fs::is_regular_file(c, ec)) return c.string();
     tried.push_back(fmt::format("{} ({})", place.what, place.dir.string()));

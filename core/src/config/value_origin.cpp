@@ -34,8 +34,12 @@ void mark(const YAML::Node& node, const std::string& assignment, std::vector<std
 }  // namespace
 
 void mark_command_line(const YAML::Node& value, const std::string& assignment) {
+  // A run has a few assignments; a process that parses configs without end (a fuzzer) keeps only
+  // the newest, so the list (and what it keeps alive) stays bounded.
+  constexpr size_t kMaxNodes = 4096;
   Origins& o = origins();
   const std::lock_guard<std::mutex> lock(o.mu);
+  if (o.nodes.size() > kMaxNodes) o.nodes.erase(o.nodes.begin(), o.nodes.begin() + kMaxNodes / 2);
   mark(value, assignment, o.nodes);
 }
 
