@@ -50,7 +50,7 @@ struct RunReportData {
   /// The step (and epoch) of the best validation epoch (summary.json's best_epoch) and of the
   /// early stop (the early_stop record), for marks on the curves.
   std::optional<std::pair<int64_t, double>> best_epoch_step, early_stop_step;
-  std::vector<std::pair<int64_t, double>> validation_epochs;  ///< (epoch, step) of each validation
+  std::vector<std::pair<int64_t, double>> validation_epochs;  ///< (epoch, step) of each validation evaluation
   size_t records = 0;
 
   /// The summary's value of `key`; empty when absent.
