@@ -1,5 +1,6 @@
 # What `cmake --install` puts under the prefix besides the CLI and the plugins (installed where
-# they are defined): libingot, its headers and the CMake package for find_package(Ingot).
+# they are defined): libingot, its headers, the CMake package for find_package(Ingot), the
+# shipped configs and bash completion.
 include(CMakePackageConfigHelpers)
 set(INGOT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Ingot)
 
@@ -24,3 +25,6 @@ install(FILES ${PROJECT_BINARY_DIR}/IngotConfig.cmake ${PROJECT_BINARY_DIR}/Ingo
 # Bash completion of the CLI, where bash-completion looks for it (<prefix>/share/...).
 install(FILES ${PROJECT_SOURCE_DIR}/scripts/completion/ingot.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ingot)
+# The shipped pipelines, which `ingot run configs/NAME.yaml` finds from any folder.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ingot/configs
+        FILES_MATCHING PATTERN "*.yaml")

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "config_search.h"
 #include "ingot/base/error.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/train/bench.h"
@@ -43,7 +44,7 @@ int cmd_bench(const std::vector<std::string>& args) {
         "usage: ingot bench CONFIG.yaml [--json] [--profile[=DIR]] [--warmup N] [--steps N] "
         "[--repeat R] [--batch-size B] [--infer-batch B] [--latency-iters N] [--infer-dtype f32|bf16] [--threads T] "
         "[--save-init FILE] [--scaling SIZE] [--set KEY=VALUE]...");
-  o.config = vm["config"].as<std::string>();
+  o.config = find_config_file(vm["config"].as<std::string>());
   if (vm.count("batch-size")) o.batch_size = vm["batch-size"].as<int64_t>();
   if (vm.count("threads")) o.threads = vm["threads"].as<int>();
   if (vm.count("save-init")) o.save_init = vm["save-init"].as<std::string>();

@@ -1,6 +1,7 @@
 // `ingot doctor`: what this machine offers Ingot and what stands in the way — the CPU's vector
 // extensions, threads, memory, every plugin (usable, or why not), the backends and their devices,
-// communicators, extensions and datasets — each problem with what to do about it.
+// communicators, extensions and datasets — each problem with what to do about it, and what is
+// normal here (GPU plugins on a machine without an NVIDIA GPU) as information.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -46,17 +47,37 @@ int64_t meminfo_kib(const std::string& key) {
   return -1;
 }
 
-/// The kernel plugins Ingot ships, and what building each needs.
+/// The kernel plugins Ingot ships, what building each needs, and whether it runs on NVIDIA GPUs
+/// only (on a machine without one, such a plugin not being usable is normal).
 struct Expected {
   const char* name;
   const char* needs;
+  bool nvidia_gpu;
 };
 constexpr Expected kPlugins[] = {
-    {"cpu_onednn", "oneDNN 2.6: apt-get install libdnnl-dev, then rebuild (scripts/setup)"},
-    {"cuda", "CUDA's nvcc (looked for in /usr/local/cuda); Ingot's scripts never install CUDA"},
-    {"gloo_ddp", "Gloo: apt-get install libgloo-dev, then rebuild (scripts/setup)"},
-    {"nccl_ddp", "the cuda plugin and NCCL's nccl.h >= 2.14 (CUDA's include folder)"},
+    {"cpu_onednn", "oneDNN 2.6: apt-get install libdnnl-dev, then rebuild (scripts/setup)", false},
+    {"cuda", "CUDA's nvcc (looked for in /usr/local/cuda); Ingot's scripts never install CUDA", true},
+    {"gloo_ddp", "Gloo: apt-get install libgloo-dev, then rebuild (scripts/setup)", false},
+    {"nccl_ddp", "the cuda plugin and NCCL's nccl.h >= 2.14 (CUDA's include folder)", true},
 };
+
+bool needs_nvidia_gpu(const std::string& plugin) {
+  return std::any_of(std::begin(kPlugins), std::end(kPlugins),
+                     [&](const Expected& e) { return e.nvidia_gpu && plugin == e.name; });
+}
+
+/// Whether the PCI bus has an NVIDIA display or 3D controller (vendor 0x10de, class 0x03....),
+/// driver or not: without one, a missing driver is not a problem.
+bool nvidia_gpu_on_pci() {
+  std::error_code ec;
+  for (const auto& dev : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
+    std::string vendor, cls;
+    std::ifstream(dev.path() / "vendor") >> vendor;
+    std::ifstream(dev.path() / "class") >> cls;
+    if (vendor == "0x10de" && cls.rfind("0x03", 0) == 0) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -68,7 +89,7 @@ int cmd_doctor(const std::vector<std::string>& args) {
                  "devices, communicators, extensions, datasets) and, for each problem, what to do.\n";
     return 0;
   }
-  std::vector<std::string> problems;
+  std::vector<std::string> problems, notes;
   std::cout << fmt::format("ingot {} (plugin ABI {}.{})\n\n", INGOT_VERSION, INGOT_ABI_MAJOR, INGOT_ABI_MINOR);
 
   // CPU and threads.
@@ -97,10 +118,15 @@ int cmd_doctor(const std::vector<std::string>& args) {
   loader.load_all();
   std::cout << "\nplugins:\n";
   std::set<std::string> seen;
+  const bool nvidia_gpu = nvidia_gpu_on_pci();
+  std::vector<std::string> idle_gpu_plugins;  // (not usable because the machine has no NVIDIA GPU)
   for (const PluginRecord& r : loader.records()) {
     seen.insert(r.name);
     std::cout << fmt::format("  {:<12} {}\n", r.name, r.available ? "usable" : "not usable: " + r.reason);
-    if (!r.available && r.reason.find("INGOT_DISABLE_PLUGINS") == std::string::npos)  // (disabled on purpose)
+    if (r.available || r.reason.find("INGOT_DISABLE_PLUGINS") != std::string::npos) continue;  // (disabled on purpose)
+    if (!nvidia_gpu && needs_nvidia_gpu(r.name))
+      idle_gpu_plugins.push_back(r.name);
+    else
       problems.push_back(fmt::format("plugin {}: {}", r.name, r.reason));
   }
   const auto disabled = PluginLoader::disabled_names();
@@ -108,8 +134,17 @@ int cmd_doctor(const std::vector<std::string>& args) {
     if (seen.count(e.name) != 0) continue;
     const bool off = std::find(disabled.begin(), disabled.end(), e.name) != disabled.end();
     std::cout << fmt::format("  {:<12} {}\n", e.name, off ? "disabled by INGOT_DISABLE_PLUGINS" : "not built: needs " + std::string(e.needs));
-    if (!off) problems.push_back(fmt::format("plugin {} is not built: it needs {}", e.name, e.needs));
+    if (off) continue;
+    if (!nvidia_gpu && e.nvidia_gpu)
+      idle_gpu_plugins.push_back(e.name);
+    else
+      problems.push_back(fmt::format("plugin {} is not built: it needs {}", e.name, e.needs));
   }
+  if (!idle_gpu_plugins.empty())
+    notes.push_back(
+        fmt::format("no NVIDIA GPU on this machine's PCI bus: {} ha{} nothing to run on, which is normal "
+                    "here; runs use the CPU",
+                    fmt::join(idle_gpu_plugins, " and "), idle_gpu_plugins.size() == 1 ? "s" : "ve"));
 
   std::cout << "\nbackends and devices:\n";
   for (const auto& b : BackendRegistry::instance().backends())
@@ -140,6 +175,7 @@ int cmd_doctor(const std::vector<std::string>& args) {
   if (!fm_ok) problems.push_back("Fashion-MNIST is not installed: apt-get install dataset-fashion-mnist");
 
   std::cout << "\n";
+  for (const std::string& n : notes) std::cout << "info: " << n << "\n";
   if (problems.empty()) {
     std::cout << "no problems found\n";
   } else {

@@ -32,7 +32,7 @@ namespace ingot::cli {
 namespace {
 
 /// One input's samples, f32 [N, *input_shape] normalised, and the file each row came from
-/// (images; empty for arrays and tables, whose rows are named input[index]).
+/// (images; empty for arrays and tables, whose rows are printed as input[index]).
 struct Samples {
   Tensor x;
   std::vector<std::string> files;
@@ -127,7 +127,9 @@ int cmd_predict(const std::vector<std::string>& args) {
     std::cout << kUsage << "\n\n"
               << "Arrays (.npy, .npz, IDX) hold samples [N, ...]; a .csv table gives its feature columns (the run's "
                  "label column is left out when present); images, and every image in a folder (recursively, "
-                 "sorted), are converted and resized as the run's image_folder data, one row per file.\n\n"
+                 "sorted), are converted and resized as the run's image_folder data, one row per file. A row's index "
+                 "numbers it within its input (an array's or a table's rows, a folder's images); -o says where it "
+                 "wrote how many rows.\n\n"
               << opts;
     return 0;
   }
@@ -136,6 +138,14 @@ int cmd_predict(const std::vector<std::string>& args) {
   const int64_t top_k = vm["top-k"].as<int64_t>(), batch = vm["batch"].as<int64_t>();
   INGOT_CHECK_AS(top_k >= 1 && batch >= 1, ConfigError, "--top-k and --batch must be at least 1");
 
+  const std::vector<std::string> inputs = vm["inputs"].as<std::vector<std::string>>();
+  for (const std::string& input : inputs) {  // (before the model is loaded: a typo fails at once)
+    std::error_code ec;
+    INGOT_CHECK_AS(fs::exists(input, ec), InputError,
+                   "predict: {}: no such file or folder (relative paths start at the working directory, {}); give "
+                   ".npy / .npz / IDX arrays, .csv tables, .png / .jpg images or folders of images",
+                   input, fs::current_path(ec).string());
+  }
   const TrainedModel m =
       load_trained_model(run, vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   std::cerr << fmt::format("predict: {} on {}\n", m.weights, m.sel.device.str());
@@ -147,7 +157,8 @@ int cmd_predict(const std::vector<std::string>& args) {
     csv << "input,index,class,name,probability,top_k\n";
   }
   const NoGradGuard no_grad;
-  for (const std::string& input : vm["inputs"].as<std::vector<std::string>>()) {
+  int64_t rows = 0;
+  for (const std::string& input : inputs) {
     const Samples samples = read_samples(input, m);
     const Tensor& x = samples.x;
     for (int64_t from = 0; from < x.size(0); from += batch) {
@@ -162,10 +173,11 @@ int cmd_predict(const std::vector<std::string>& args) {
         std::string list;
         for (int64_t j = 0; j < k; ++j)
           list += fmt::format("{}{} {:.4f}", j ? "; " : "", m.class_name(c[i * k + j]), p[i * k + j]);
-        // An image is its own input (index 0); rows of an array or a table are input[index].
+        // Rows are numbered within their input: an array's or a table's rows, a folder's images.
         const bool image = !samples.files.empty();
         const std::string& name = image ? samples.files[static_cast<size_t>(from + i)] : input;
-        const int64_t index = image ? 0 : from + i;
+        const int64_t index = from + i;
+        ++rows;
         if (csv.is_open())
           csv << fmt::format("{},{},{},{},{:.6f},\"{}\"\n", name, index, c[i * k], m.class_name(c[i * k]), p[i * k],
                              list);
@@ -178,6 +190,9 @@ int cmd_predict(const std::vector<std::string>& args) {
   if (csv.is_open()) {
     csv.close();
     INGOT_CHECK_AS(!csv.fail(), InputError, "{}: writing the predictions failed", vm["output"].as<std::string>());
+    std::error_code ec;
+    std::cerr << fmt::format("predict: {} rows written to {}\n", rows,
+                             fs::absolute(vm["output"].as<std::string>(), ec).lexically_normal().string());
   }
   return 0;
 }

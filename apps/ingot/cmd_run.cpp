@@ -9,16 +9,18 @@
 #include <streambuf>
 
 #include "cli.h"
+#include "config_search.h"
 #include "ingot/base/error.h"
 #include "ingot/config/backend_select.h"
 #include "ingot/config/config.h"
 #include "ingot/config/overrides.h"
-#include "ingot/data/data_config.h"
+#include "ingot/config/yaml_text.h"
 #include "ingot/extension/extension_loader.h"
-#include "ingot/parallel/dist_env.h"
 #include "ingot/ops/random.h"
+#include "ingot/parallel/dist_env.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/threads.h"
+#include "ingot/train/config_defaults.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"
 #include "smoke.h"
@@ -41,7 +43,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a config key: --set train.epochs=3 (or KEY=VALUE after the config; list elements by "
       "index: model.layers.0.out=64)")(
-      "print-config", po::bool_switch(), "print the config with the overrides applied and data's defaults, then exit")(
+      "print-config", po::bool_switch(),
+      "print the config with the overrides applied and the defaults of data, model and train, then exit")(
       "help,h", "show this help");
   po::options_description hidden;
   hidden.add_options()("assignments", po::value<std::vector<std::string>>(), "KEY=VALUE overrides");
@@ -79,14 +82,10 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   // The overrides become part of the config: config.resolved.yaml records them, and --resume
   // refuses a run whose overrides changed.
-  const config::Config cfg =
-      config::load_with_overrides(vm["config"].as<std::string>(), overrides, train::pipeline_schema());
+  const config::Config cfg = config::load_with_overrides(find_config_file(vm["config"].as<std::string>()), overrides,
+                                                         train::pipeline_schema());
   if (vm["print-config"].as<bool>()) {
-    YAML::Node shown = YAML::Clone(cfg.root());
-    if (cfg.has("data")) shown["data"] = data::data_config_yaml(data::parse_data_config(cfg.node("data"), cfg.file()));
-    YAML::Emitter e;
-    e << shown;
-    std::cout << e.c_str() << "\n";
+    std::cout << config::emit_yaml(train::config_with_defaults(cfg)) << "\n";
     return 0;
   }
   if (auto threads = cfg.threads()) set_num_threads(*threads);

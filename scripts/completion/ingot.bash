@@ -82,7 +82,9 @@ _ingot_run_args() {
       train.epochs= train.steps= train.optimizer.lr= train.accumulate= model.layers. parallel.mode=" -- "$cur"))
     compopt -o nospace 2>/dev/null
   else
-    COMPREPLY=($(compgen -f -X '!*.y?(a)ml' -- "$cur") $(compgen -d -- "$cur"))
+    # Plain patterns, one per extension: an extglob pattern (`*.y?(a)ml`) matches nothing unless the
+    # user's shell has `shopt -s extglob`.
+    COMPREPLY=($(compgen -f -X '!*.yaml' -- "$cur") $(compgen -f -X '!*.yml' -- "$cur") $(compgen -d -- "$cur"))
   fi
 }
 

@@ -125,9 +125,15 @@ TEST_CASE("suggestions come from edit distance", "[config]") {
   using ingot::config::closest_match;
   CHECK(ingot::config::edit_distance("bakend", "backend") == 1);
   CHECK(ingot::config::edit_distance("", "abc") == 3);
+  CHECK(ingot::config::edit_distance("trian", "train") == 1);  // two neighbours swapped: one edit
+  CHECK(ingot::config::edit_distance("ab", "ba") == 1);
+  CHECK(ingot::config::edit_distance("abc", "ca") == 3);
   CHECK(closest_match("bakend", {"name", "backend", "seed"}) == "backend");
   CHECK(closest_match("thread", {"name", "threads"}) == "threads");
   CHECK(closest_match("xyz", {"name", "backend"}).empty());
+  CHECK(closest_match("trian", {"name", "data", "model", "train", "stages"}) == "train");
+  CHECK(parse_error("name: x\ntrian:\n  epochs: 1\n") ==
+        "c.yaml:2: unknown key 'trian' at top level; did you mean 'train'?");
 }
 
 TEST_CASE("backend: cuda is required and missing here -> exit code 3", "[config][backend]") {

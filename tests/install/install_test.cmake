@@ -1,6 +1,7 @@
 # Run by ctest (tests/install/CMakeLists.txt passes the -D values): installs the build into
 # WORK_DIR/prefix, checks the tree, builds and runs consumer/ against it, then runs the installed
-# `ingot` and checks that it uses the prefix's libingot and plugins, not the build tree's.
+# `ingot` and checks that it uses the prefix's libingot and plugins, not the build tree's, and
+# finds the shipped configs under the prefix from any folder.
 
 cmake_minimum_required(VERSION 3.25)  # script mode: today's policies (if(IN_LIST), ...)
 
@@ -114,3 +115,20 @@ if(NOT out MATCHES "extension_template +0\\.1\\.0 +available" OR NOT out MATCHES
   message(FATAL_ERROR "the installed ingot did not load the extension built against the prefix:\n${out}")
 endif()
 message(STATUS "extension built against the prefix: loaded")
+
+# 5. The shipped configs, found by the installed ingot from a folder that has no configs/ (the
+# test's own): under <prefix>/share/ingot, and named there when a config is not found.
+expect_file(${prefix}/share/ingot/configs/image_folder.yaml)
+expect_file(${prefix}/share/bash-completion/completions/ingot)
+if(EXISTS ${CMAKE_CURRENT_BINARY_DIR}/configs)
+  message(FATAL_ERROR "the test must run in a folder without configs/: ${CMAKE_CURRENT_BINARY_DIR}")
+endif()
+run(out ${prefix}/bin/ingot run configs/smoke.yaml --print-config)
+if(NOT out MATCHES "name: smoke")
+  message(FATAL_ERROR "the installed ingot did not find configs/smoke.yaml in ${prefix}/share/ingot:\n${out}")
+endif()
+execute_process(COMMAND ${prefix}/bin/ingot run configs/absent.yaml RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "configs/absent.yaml: config file not found in the working directory \\([^)]+\\), nor in the installed configs \\(${prefix}/share/ingot\\)")
+  message(FATAL_ERROR "a missing config (exit ${rc}): ${err}")
+endif()
+message(STATUS "shipped configs: found in ${prefix}/share/ingot")

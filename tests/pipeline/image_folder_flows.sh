@@ -1,8 +1,9 @@
 #!/bin/bash
 # Folders of images end to end: PNGs of three classes of patterns (written here with Python's
 # standard library: colour, grey and RGBA, two sizes) train an MLP on 12x12 grey inputs to over
-# 90% test accuracy; `ingot predict` on the test folder and on one file names the class folders;
-# a corrupt PNG in the training folder stops the run with one line naming it.
+# 90% test accuracy; `ingot predict` on the test folder (rows numbered, the file it wrote named) and
+# on one file names the class folders; a corrupt PNG in the training folder stops the run with one
+# line naming it.
 # Usage: image_folder_flows.sh INGOT_BINARY
 set -euo pipefail
 ingot=$1
@@ -20,6 +21,7 @@ line=$(grep -E "evaluate: 30 samples +accuracy" "$work/out.txt" | tail -1) ||
 accuracy=$(echo "$line" | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
 awk -v a="$accuracy" 'BEGIN { exit !(a > 90) }' || fail "accuracy $accuracy% <= 90%: $line"
 grep -q "skipped 1 file that is not" "$work/out.txt" || fail "no note of the skipped file: $(head -5 "$work/out.txt")"
+grep -qE "^epoch 1/[0-9]+ done .* img/s " "$work/out.txt" || fail "images not counted as img/s: $(grep -m1 '^epoch' "$work/out.txt")"
 grep -rqs "columns" "$work/runs/image_folder/config.resolved.yaml" || fail "the class names are not in the run's records"
 echo "image_folder: accuracy $accuracy%: ok"
 
@@ -28,6 +30,10 @@ echo "image_folder: accuracy $accuracy%: ok"
   fail "predict: $(cat "$work/pred.txt")"
 [ "$(wc -l < "$work/pred.csv")" -eq 31 ] || fail "predict wrote $(wc -l < "$work/pred.csv") lines, expected 1 + 30"
 head -2 "$work/pred.csv" | tail -1 | grep -q "^$work/test/bars/00.png,0," || fail "first row: $(head -2 "$work/pred.csv")"
+# Rows are numbered within their input (the folder): 0, 1, ..., 29.
+[ "$(tail -n +2 "$work/pred.csv" | cut -d, -f2 | paste -sd' ')" = "$(seq -s' ' 0 29)" ] ||
+  fail "index column: $(cut -d, -f2 "$work/pred.csv" | paste -sd' ')"
+grep -q "^predict: 30 rows written to $work/pred.csv$" "$work/pred.txt" || fail "no written line: $(cat "$work/pred.txt")"
 agree=$(tail -n +2 "$work/pred.csv" | awk -F, '{ n = split($1, p, "/"); if (p[n - 1] == $4) a++ } END { print a + 0 }')
 [ "$agree" -gt 27 ] || fail "predict agrees with $agree of 30 folders"
 "$ingot" predict "$work/runs/image_folder" "$work/test/frame/03.png" > "$work/one.txt" 2> /dev/null ||

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Bring-your-own-data end to end: a generated CSV of three well-separated species (four numeric
 # features, a name label in the last column) trains a small MLP to over 90% test accuracy, and
-# the class names from the file reach the run's records, the file names its resolved config; `ingot
-# predict` on the test rows (.npy, .npz) agrees with their labels.
+# the class names from the file reach the run's records, the file names its resolved config, progress
+# counts rows as samples/s; `ingot predict` on the test rows (.npy, .npz) agrees with their labels,
+# and names a bad table it is given.
 # Usage: own_data_flows.sh INGOT_BINARY
 set -euo pipefail
 ingot=$1
@@ -29,6 +30,8 @@ make_csv "$work/test.csv" 90 2
 line=$(grep -E "evaluate: 90 samples +accuracy" "$work/out.txt" | tail -1) ||
   fail "no evaluation: $(tail -5 "$work/out.txt")"
 accuracy=$(echo "$line" | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
+grep -qE "^epoch 1/[0-9]+ done .* samples/s " "$work/out.txt" || fail "table rows are not counted as samples/s: $(grep '^epoch' "$work/out.txt" | head -2)"
+grep -q " img/s " "$work/out.txt" && fail "table rows counted as images: $(grep -m1 ' img/s ' "$work/out.txt")"
 awk -v a="$accuracy" 'BEGIN { exit !(a > 90) }' || fail "accuracy $accuracy% <= 90%: $line"
 grep -rqs "versicolor" "$work/runs/own_csv" || fail "the class names from the CSV are not in the run's records"
 grep -q "train: $work/train.csv" "$work/runs/own_csv/config.resolved.yaml" ||
@@ -60,4 +63,12 @@ code=$?
 set -e
 [ $code -eq 2 ] && grep -q "bad.npy: samples of 3 values (\[3\]), but the model takes 4" "$work/bad.txt" \
   || fail "wrong sample size: exit $code: $(cat "$work/bad.txt")"
+# A table given to predict is its argument, not the run's data.csv files.
+printf 'sepal_length,sepal_width,petal_length,petal_width\n1,2,3,abc\n' > "$work/bad.csv"
+set +e
+"$ingot" predict "$work/runs/own_csv" "$work/bad.csv" > "$work/bad_csv.txt" 2>&1
+code=$?
+set -e
+[ $code -eq 2 ] && grep -q "^ingot: error: $work/bad.csv row 2, column petal_width: 'abc' is not a number$" \
+  "$work/bad_csv.txt" || fail "bad table: exit $code: $(cat "$work/bad_csv.txt")"
 echo "predict: $agree of 90 agree with the labels: ok"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The README's three commands (folders of PNGs -> a trained run -> predictions -> an ONNX file), run
-# as the README writes them, in a fresh folder holding configs/ and images/ made here: the run
+# as the README writes them, in a fresh folder holding only images/ made here: the run
 # trains to over 90% test accuracy, predict lists every test image, export writes a model whose
 # metadata names the classes, and onnxruntime (where the test venv has it) agrees with predict.
 # Usage: readme_flows.sh INGOT_BINARY
@@ -16,8 +16,8 @@ mapfile -t commands < <(awk '/the three commands: tests\/pipeline\/readme_flows.
   on && /^```sh/ { block = 1; next } block && /^```/ { exit } block { print }' README.md)
 [ "${#commands[@]}" -eq 3 ] || fail "expected 3 commands in the README, found ${#commands[@]}: ${commands[*]}"
 
-mkdir -p "$work/configs"
-cp configs/image_folder.yaml "$work/configs/"
+# No configs/ there: `ingot run configs/image_folder.yaml` finds the shipped one (the source tree's,
+# for the build's binary), as the README says.
 /usr/bin/python3 tests/pipeline/make_pngs.py "$work/images" 40 10
 cd "$work"
 for c in "${commands[@]}"; do

@@ -183,6 +183,20 @@ TEST_CASE("unknown epoch length, epochs and an interrupted epoch", "[train][prog
   CHECK(lines_of(out.str()).back() == "epoch 5/9 stopped 40/100 batches in 0:01  80 img/s  loss 0.5000  lr 1.0e-02");
 }
 
+TEST_CASE("the rate names what it counts: samples of a table, images of an image set", "[train][progress]") {
+  double t = 0.0;
+  std::ostringstream out;
+  ProgressOptions opt;
+  opt.unit = "samples";
+  ProgressBar bar(out, false, opt, [&] { return t; });
+  bar.start_epoch(1, 1, 0);
+  t = 1.0;
+  bar.update(3, 96, 0.25, 0.01);
+  CHECK(bar.line() == "epoch 1/1 3 batches  96 samples/s  loss 0.2500  lr 1.0e-02");
+  bar.finish_epoch();
+  CHECK(lines_of(out.str()).back() == "epoch 1/1 done 3 batches in 0:01  96 samples/s  loss 0.2500  lr 1.0e-02");
+}
+
 TEST_CASE("a status (the loss scale) follows the lr on every line until changed", "[train][progress]") {
   double t = 0.0;
   std::ostringstream out;

@@ -163,6 +163,67 @@ TEST_CASE("run report: two runs overlaid, with a legend, final metrics and the c
   CHECK(html.find("<th>train.epochs</th>") == std::string::npos);  // the same in both
 }
 
+TEST_CASE("run report: a number written in yaml-cpp's 17 digits equals its shortest form", "[run_report]") {
+  TempDir tmp;
+  const fs::path a = fake_run(tmp.path(), "a", 0.1), b = fake_run(tmp.path(), "b", 0.1);
+  write_text(a / "config.resolved.yaml",  // as runs before shortest round-trip numbers wrote it
+             "name: a\nseed: 3\ntrain:\n  epochs: 2\n  optimizer:\n    type: adamw\n    lr: 0.10000000000000001\n");
+  const std::string html = run_report_html({a, b});
+  CHECK(html.find("<th>train.optimizer.lr</th>") == std::string::npos);  // not a difference
+}
+
+TEST_CASE("run report: the missing per-stage table is named only when the run asked for one", "[run_report]") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "plain";
+  fs::create_directories(dir);
+  {
+    ingot::train::MetricsLog log(dir / "metrics.jsonl", false);
+    log.log(ingot::train::train_step_record(1, 1, 1.0, 0.1, 50.0, 0.1));
+  }
+  write_text(dir / "config.resolved.yaml", "name: plain\n");
+  CHECK(run_report_html({dir}).find("Per-stage table") == std::string::npos);
+  write_text(dir / "config.resolved.yaml", "name: plain\nreport: {stages: true}\n");
+  const std::string asked = run_report_html({dir});
+  CHECK(asked.find("<h2>Per-stage table</h2>") != std::string::npos);
+  CHECK(asked.find("No per-stage table: the run asked for one") != std::string::npos);
+}
+
+TEST_CASE("run report: the best epoch and the early stop are marked on the step curves", "[run_report]") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "stopped";
+  fs::create_directories(dir);
+  {
+    ingot::train::MetricsLog log(dir / "metrics.jsonl", false);
+    for (int s = 1; s <= 40; ++s)
+      log.log(ingot::train::train_step_record(1 + (s - 1) / 10, s, 1.0 / s, 0.1, 50.0, 0.1));
+    for (int e = 1; e <= 4; ++e) {
+      Record v("eval", e, 10 * e);
+      log.log(v.set("split", "validation").set("loss", e == 2 ? 0.1 : 0.5).set("accuracy", 0.9));
+    }
+    Record stop("early_stop", 4, 40);
+    log.log(stop.set("metric", "val_loss").set("best_epoch", 2));
+    Record test("eval", 4, 40);
+    log.log(test.set("split", "test").set("loss", 0.2).set("accuracy", 0.8));
+  }
+  write_text(dir / "summary.json",
+             R"({"event":"summary","step":40,"status":"completed","best_epoch":2,"stopped_early_at_epoch":4})");
+  const std::string html = run_report_html({dir});
+  for (const char* id : {"plot-train-loss", "plot-eval-accuracy", "plot-lr"}) {
+    const std::string svg = svg_of(html, id);
+    CHECK(svg.find("<title>best: epoch 2</title>") != std::string::npos);
+    CHECK(svg.find("<title>early stop: epoch 4</title>") != std::string::npos);
+  }
+  CHECK(svg_of(html, "plot-throughput").find("class=\"mark\"") == std::string::npos);  // (a time axis)
+  // The test point, once after training, is a dot in the legend, not a line.
+  const std::string acc = svg_of(html, "plot-eval-accuracy");
+  const size_t entry = acc.find(">test accuracy</text>");
+  REQUIRE(entry != std::string::npos);
+  const std::string legend =
+      acc.substr(acc.rfind("<g class=\"legend\">", entry), entry - acc.rfind("<g class=\"legend\">", entry));
+  CHECK(legend.find("<circle") != std::string::npos);
+  CHECK(legend.find("<line") == std::string::npos);
+}
+
 TEST_CASE("run report: a partial run says what is missing", "[run_report]") {
   TempDir tmp;
   const fs::path dir = tmp.path() / "partial";
@@ -179,7 +240,7 @@ TEST_CASE("run report: a partial run says what is missing", "[run_report]") {
   CHECK(html.find("1 line(s) of metrics.jsonl are not valid JSON") != std::string::npos);
   CHECK(html.find("No confusion matrix") != std::string::npos);
   CHECK(html.find("No memory records") != std::string::npos);
-  CHECK(html.find("No per-stage table") != std::string::npos);
+  CHECK(html.find("Per-stage table") == std::string::npos);  // a plain run has none, and is not told so
   CHECK(polyline_points(svg_of(html, "plot-train-loss")) == std::vector<int>{5});
   CHECK(svg_of(html, "plot-eval-accuracy").empty());
 

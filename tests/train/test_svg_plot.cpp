@@ -57,6 +57,48 @@ TEST_CASE("svg plot: polylines, markers, legend and escaped text", "[svg_plot]")
   CHECK(std::count(list.begin(), list.end(), ' ') == 2);
 }
 
+TEST_CASE("svg plot: the legend shows a series as it is drawn", "[svg_plot]") {
+  SvgPlot p{"plot-l", "legend", "step", "y", {}};
+  p.series.push_back({"curve", "#111", {{1, 1}, {2, 2}}, true, false, ""});
+  p.series.push_back({"points", "#222", {{1, 1}, {2, 2}}, false, true, ""});
+  p.series.push_back({"curve with points", "#333", {{1, 1}, {2, 2}}, true, true, ""});
+  p.series.push_back({"one point", "#444", {{2, 1.5}}, true, true, ""});  // (a test after training)
+  p.series.push_back({"lone", "#555", {{1, 2}}, true, false, ""});
+  const std::string svg = ingot::train::render_svg(p);
+  const auto entry = [&](const std::string& label) {
+    const size_t end = svg.find(">" + label + "</text>");
+    const size_t begin = svg.rfind("<g class=\"legend\">", end);
+    return svg.substr(begin, end - begin);
+  };
+  const auto has = [](const std::string& s, const char* what) { return s.find(what) != std::string::npos; };
+  CHECK((has(entry("curve"), "<line") && !has(entry("curve"), "<circle")));
+  CHECK((!has(entry("points"), "<line") && has(entry("points"), "<circle")));
+  CHECK((has(entry("curve with points"), "<line") && has(entry("curve with points"), "<circle")));
+  CHECK((!has(entry("one point"), "<line") && has(entry("one point"), "<circle")));
+  CHECK((!has(entry("lone"), "<line") && has(entry("lone"), "<circle")));
+  // A line of one point has nothing to draw but its point: it gets a marker.
+  CHECK(svg.find("fill=\"#555\"><title>lone: 1, 2</title>") != std::string::npos);
+}
+
+TEST_CASE("svg plot: marks are vertical lines with a label, inside the x range", "[svg_plot]") {
+  SvgPlot p{"plot-m", "marks", "step", "loss", {}};
+  p.series.push_back({"loss", "#1f77b4", {{0, 1}, {10, 0.5}}, true, false, ""});
+  p.marks.push_back({8, "best: epoch 2", "#555", "2 2"});
+  p.marks.push_back({14, "early stop: epoch 4", "#555", "6 3"});  // beyond the points: widens the axis
+  const std::string svg = ingot::train::render_svg(p);
+  size_t marks = 0;
+  for (size_t at = svg.find("<g class=\"mark\">"); at != std::string::npos; at = svg.find("<g class=\"mark\">", at + 1))
+    ++marks;
+  CHECK(marks == 2);
+  CHECK(svg.find(">best: epoch 2</text>") != std::string::npos);
+  CHECK(svg.find("stroke-dasharray=\"6 3\"") != std::string::npos);
+  CHECK(svg.find(">15</text>") != std::string::npos);  // the x axis reaches past 14 (ticks of 5)
+  // Without points there is nothing to mark.
+  SvgPlot empty{"plot-e", "none", "x", "y", {}};
+  empty.marks.push_back({1, "m", "#000", ""});
+  CHECK(ingot::train::render_svg(empty).find("class=\"mark\"") == std::string::npos);
+}
+
 TEST_CASE("svg plot: a chart without points still draws its axes", "[svg_plot]") {
   SvgPlot p{"plot-empty", "nothing", "x", "y", {{"none", "#000", {}, true, false, ""}}};
   CHECK_FALSE(ingot::train::has_points(p));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ingot/base/error.h"
+#include "ingot/config/value_origin.h"
 
 namespace ingot::config {
 namespace {
@@ -71,6 +72,7 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& assignment
     } catch (const YAML::Exception& e) {
       throw ConfigError(fmt::format("--set {}: the value is not valid YAML ({})", a, e.msg));
     }
+    mark_command_line(value, a);  // messages about it name the assignment, not a line of the file
     // yaml-cpp: `node = other` copies into the referenced node; reset() rebinds the handle.
     YAML::Node cur;
     cur.reset(root);
@@ -88,6 +90,7 @@ void apply_overrides(YAML::Node root, const std::vector<std::string>& assignment
       if (!next.IsDefined() || next.IsNull()) {
         cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
         next.reset(cur[parts[i]]);
+        mark_command_line(next, a);
       } else if (!next.IsMap() && !next.IsSequence()) {
         throw ConfigError(fmt::format("--set {}: '{}' is not a section in the config", a, path));
       }

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "ingot/base/error.h"
+#include "ingot/config/value_origin.h"
 
 namespace ingot::config {
 namespace {
@@ -169,14 +170,17 @@ void Schema::validate(const YAML::Node& node, const std::string& file, const std
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  // Rows i-2, i-1 and i of the table; a swap of two neighbours is one edit ("trian" -> "train").
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], before[j - 2] + 1);
     }
+    std::swap(before, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -198,6 +202,8 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 }
 
 std::string where(const std::string& file, const YAML::Node& node) {
+  if (const std::optional<std::string> assignment = command_line_origin(node))
+    return fmt::format("{} (command line)", *assignment);
   const YAML::Mark m = node.Mark();
   if (m.is_null() || m.line < 0) return file;
   return fmt::format("{}:{}", file, m.line + 1);

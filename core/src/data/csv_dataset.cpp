@@ -21,12 +21,15 @@ namespace {
 /// One file read as text: column names, then per data row its line number and fields.
 struct CsvTable {
   std::string path;
+  std::string who;  ///< what messages start with: "data.csv: " for the dataset's files, "" for others
   std::vector<std::string> columns;
   std::vector<int64_t> lines;
   std::vector<std::vector<std::string>> rows;
 };
 
-[[noreturn]] void fail(const std::string& what) { throw InputError("data.csv: " + what); }
+constexpr const char* kDataset = "data.csv: ";
+
+[[noreturn]] void fail(const std::string& who, const std::string& what) { throw InputError(who + what); }
 
 std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(" \t\r");
@@ -62,15 +65,16 @@ std::vector<std::string> split(const std::string& line, char delimiter) {
   return out;
 }
 
-CsvTable read_table(const std::string& path, const CsvOptions& o, size_t min_columns = 2) {
+/// `who` is kDataset for the dataset's files (whose names come from data.csv), "" for a table given
+/// elsewhere (ingot predict's input).
+CsvTable read_table(const std::string& path, const CsvOptions& o, const std::string& who, size_t min_columns = 2) {
   std::ifstream in(path);
   if (!in)
-    fail(
-        fmt::format("{}: cannot open the file; check data.csv.train / test (relative paths start at the working "
-                    "directory)",
-                    path));
+    fail(who, fmt::format("{}: cannot open the file; check {} (relative paths start at the working directory)", path,
+                          who.empty() ? "the path" : "data.csv.train / test"));
   CsvTable t;
   t.path = path;
+  t.who = who;
   std::string line;
   for (int64_t number = 1; std::getline(in, line); ++number) {
     if (trim(line).empty()) continue;
@@ -83,14 +87,14 @@ CsvTable read_table(const std::string& path, const CsvOptions& o, size_t min_col
       for (size_t i = 0; i < fields.size(); ++i) t.columns.push_back(std::to_string(i));
     }
     if (fields.size() != t.columns.size())
-      fail(fmt::format("{} row {}: {} columns, expected {} (delimiter '{}')", path, number, fields.size(),
-                       t.columns.size(), o.delimiter));
+      fail(who, fmt::format("{} row {}: {} columns, expected {} (delimiter '{}')", path, number, fields.size(),
+                            t.columns.size(), o.delimiter));
     t.lines.push_back(number);
     t.rows.push_back(std::move(fields));
   }
-  if (t.rows.empty()) fail(fmt::format("{}: no data rows", path));
+  if (t.rows.empty()) fail(who, fmt::format("{}: no data rows", path));
   if (t.columns.size() < min_columns)
-    fail(fmt::format("{}: one column only; a feature column and a label column are needed", path));
+    fail(who, fmt::format("{}: one column only; a feature column and a label column are needed", path));
   return t;
 }
 
@@ -124,8 +128,8 @@ std::vector<float> features_of(const CsvTable& t, size_t label) {
       float v = 0.0f;
       const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
       if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
-        fail(fmt::format("{} row {}, column {}: '{}' is not {}", t.path, t.lines[r], t.columns[c], s,
-                         ec == std::errc() && end == s.data() + s.size() ? "a finite number" : "a number"));
+        fail(t.who, fmt::format("{} row {}, column {}: '{}' is not {}", t.path, t.lines[r], t.columns[c], s,
+                                ec == std::errc() && end == s.data() + s.size() ? "a finite number" : "a number"));
       out.push_back(v);
     }
   }
@@ -138,11 +142,12 @@ DatasetSplits csv_datasets(const std::string& train, const std::string& test, co
                            const Normalize& normalize, const std::string& validation) {
   std::vector<CsvTable> tables;
   for (const std::string* f : {&train, &test, &validation})
-    if (!f->empty()) tables.push_back(read_table(*f, options));
+    if (!f->empty()) tables.push_back(read_table(*f, options, kDataset));
   for (size_t i = 1; i < tables.size(); ++i)
     if (tables[i].columns.size() != tables[0].columns.size() ||
         (options.header && tables[i].columns != tables[0].columns))
-      fail(fmt::format("{} has columns {} but {} has {}; the files must have the same columns", tables[i].path,
+      fail(kDataset,
+           fmt::format("{} has columns {} but {} has {}; the files must have the same columns", tables[i].path,
                        fmt::join(tables[i].columns, ", "), train, fmt::join(tables[0].columns, ", ")));
   const size_t label = label_column(tables[0], options.label);
   bool numbered = true;
@@ -151,7 +156,7 @@ DatasetSplits csv_datasets(const std::string& train, const std::string& test, co
     for (size_t r = 0; r < t.rows.size(); ++r) {
       const std::string& s = t.rows[r][label];
       if (s.empty())
-        fail(fmt::format("{} row {}, column {}: the label is empty", t.path, t.lines[r], t.columns[label]));
+        fail(kDataset, fmt::format("{} row {}, column {}: the label is empty", t.path, t.lines[r], t.columns[label]));
       int64_t v = 0;
       numbered = numbered && parse_int(s, v);
       names.emplace(s, 0);
@@ -173,8 +178,8 @@ DatasetSplits csv_datasets(const std::string& train, const std::string& test, co
       if (!numbered) {
         v = names.at(t.rows[r][label]);
       } else if (parse_int(t.rows[r][label], v) && v < 0) {
-        fail(fmt::format("{} row {}, column {}: class number {} is negative; use 0..K-1 or class names", t.path,
-                         t.lines[r], t.columns[label], v));
+        fail(kDataset, fmt::format("{} row {}, column {}: class number {} is negative; use 0..K-1 or class names",
+                                   t.path, t.lines[r], t.columns[label], v));
       }
       if (numbered) classes = std::max(classes, v + 1);
       labels[i].push_back(v);
@@ -208,12 +213,12 @@ CsvOptions csv_options(const YAML::Node& section) {
 }
 
 std::vector<float> csv_features(const std::string& path, const CsvOptions& options, int64_t features) {
-  CsvTable t = read_table(path, options, 1);
+  CsvTable t = read_table(path, options, "", 1);
   const int64_t columns = static_cast<int64_t>(t.columns.size());
   if (columns == features + 1) return features_of(t, label_column(t, options.label));
   if (columns != features)
-    fail(fmt::format("{}: {} columns, but the model takes {} features (and the label column may be there too)", path,
-                     columns, features));
+    fail("", fmt::format("{}: {} columns, but the model takes {} features (and the label column may be there too)",
+                         path, columns, features));
   return features_of(t, t.columns.size());
 }
 

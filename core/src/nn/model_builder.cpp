@@ -113,31 +113,31 @@ std::array<int64_t, 3> image_shape(const YAML::Node& m, const std::string& file,
   return chw;
 }
 
-ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input, Generator& gen,
-                       Generator* dropout_gen) {
-  const std::string preset = m["preset"].Scalar();
-  if (preset == "mlp") {
-    if (!m["sizes"].IsDefined()) {
-      throw ConfigError(fmt::format("{}: preset mlp needs 'model.sizes' (e.g. [784, 512, 256, 10])", where(file, m)));
-    }
-    MlpOptions o;
-    o.sizes = int_list(m["sizes"], file, "sizes", 1, 2, 64);
-    if (m["activation"].IsDefined()) o.activation = m["activation"].Scalar();
-    o.dropout = float_or(m, "dropout", 0.0);
-    return make_mlp(o, &gen, dropout_gen);
+MlpOptions mlp_options(const YAML::Node& m, const std::string& file) {
+  if (!m["sizes"].IsDefined()) {
+    throw ConfigError(fmt::format("{}: preset mlp needs 'model.sizes' (e.g. [784, 512, 256, 10])", where(file, m)));
   }
-  if (preset == "simple_cnn") {
-    SimpleCnnOptions o;
-    const auto chw = image_shape(m, file, input, {1, 28, 28});
-    o.in_channels = chw[0];
-    o.height = chw[1];
-    o.width = chw[2];
-    o.channels = int_or(m, "width", o.channels);
-    o.hidden = int_or(m, "hidden", o.hidden);
-    o.classes = int_or(m, "classes", o.classes);
-    o.dropout = float_or(m, "dropout", o.dropout);
-    return make_simple_cnn(o, &gen, dropout_gen);
-  }
+  MlpOptions o;
+  o.sizes = int_list(m["sizes"], file, "sizes", 1, 2, 64);
+  if (m["activation"].IsDefined()) o.activation = m["activation"].Scalar();
+  o.dropout = float_or(m, "dropout", 0.0);
+  return o;
+}
+
+SimpleCnnOptions simple_cnn_options(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input) {
+  SimpleCnnOptions o;
+  const auto chw = image_shape(m, file, input, {1, 28, 28});
+  o.in_channels = chw[0];
+  o.height = chw[1];
+  o.width = chw[2];
+  o.channels = int_or(m, "width", o.channels);
+  o.hidden = int_or(m, "hidden", o.hidden);
+  o.classes = int_or(m, "classes", o.classes);
+  o.dropout = float_or(m, "dropout", o.dropout);
+  return o;
+}
+
+ResNetOptions resnet_options(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input) {
   ResNetOptions o;
   o.in_channels = image_shape(m, file, input, {3, 32, 32})[0];
   o.depth = int_or(m, "depth", o.depth);
@@ -147,7 +147,15 @@ ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::
     throw ConfigError(fmt::format("{}: 'model.depth' must be 6n + 2 (8, 14, 20, 32, 44, 56, ...), got {}",
                                   where(file, m["depth"]), o.depth));
   }
-  return make_resnet(o, &gen);
+  return o;
+}
+
+ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input, Generator& gen,
+                       Generator* dropout_gen) {
+  const std::string preset = m["preset"].Scalar();
+  if (preset == "mlp") return make_mlp(mlp_options(m, file), &gen, dropout_gen);
+  if (preset == "simple_cnn") return make_simple_cnn(simple_cnn_options(m, file, input), &gen, dropout_gen);
+  return make_resnet(resnet_options(m, file, input), &gen);
 }
 
 }  // namespace
@@ -215,6 +223,31 @@ ModulePtr build_model(const YAML::Node& m, const std::string& file, Generator& g
     }
   }
   return model;
+}
+
+YAML::Node model_config_yaml(const YAML::Node& m, const std::string& file) {
+  YAML::Node out = YAML::Clone(m);
+  if (!m.IsMap() || !m["preset"].IsDefined()) return out;  // a layers list: as written
+  const std::string preset = m["preset"].Scalar();
+  const std::optional<Shape> input = model_input_shape(m, file);
+  out.SetStyle(YAML::EmitterStyle::Block);  // one key a line, as the other sections print
+  if (preset == "mlp") {
+    const MlpOptions o = mlp_options(m, file);
+    out["activation"] = o.activation;
+    out["dropout"] = o.dropout;
+  } else if (preset == "simple_cnn") {
+    const SimpleCnnOptions o = simple_cnn_options(m, file, input);
+    out["in_channels"] = o.in_channels;
+    out["width"] = o.channels;
+    out["hidden"] = o.hidden;
+    out["dropout"] = o.dropout;
+  } else if (preset == "resnet") {
+    const ResNetOptions o = resnet_options(m, file, input);
+    out["in_channels"] = o.in_channels;
+    out["depth"] = o.depth;
+    out["width"] = o.width;
+  }
+  return out;
 }
 
 void set_dropout_generator(Module& model, Generator* gen) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ingot/base/error.h"
+#include "ingot/ops/creation.h"
 #include "ingot/optim/adam.h"
 #include "ingot/optim/sgd.h"
 
@@ -152,6 +153,14 @@ YAML::Node optimizer_to_yaml(const Optimizer& optimizer, bool no_decay_on_bias_a
   }
   n["no_decay_on_bias_and_norm"] = no_decay_on_bias_and_norm;
   return n;
+}
+
+YAML::Node optimizer_defaults_yaml(const YAML::Node& node, const std::string& file) {
+  Tensor placeholder = zeros({1, 1});
+  placeholder.set_requires_grad(true);
+  const std::unique_ptr<Optimizer> optimizer = make_optimizer(node, {{"placeholder", placeholder}}, file);
+  const YAML::Node split = node["no_decay_on_bias_and_norm"];
+  return optimizer_to_yaml(*optimizer, !split || split.as<bool>());
 }
 
 }  // namespace ingot::optim

@@ -35,6 +35,7 @@
 #include "ingot/train/logging_config.h"
 #include "ingot/train/memory_estimate.h"
 #include "ingot/train/memory_report.h"
+#include "ingot/train/model_fit.h"
 #include "ingot/train/out_of_memory.h"
 #include "ingot/train/pipeline_state.h"
 #include "ingot/train/resume_check.h"
@@ -89,25 +90,8 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
                                   "epoch)",
                                   cfg.where("train.early_stopping")));
   const Shape sample = s->loaders.train->dataset().sample_shape();
-  if (const std::optional<Shape>& expected = s->data.input_shape; expected && !(*expected == sample))
-    throw ConfigError(fmt::format("{}: model.input_shape is {} but the data's samples are {}", cfg.where("model"),
-                                  expected->str(), sample.str()));
-  Shape probe{1};
-  for (int64_t d : sample) probe.push_back(d);
-  Shape output;
-  try {
-    output = s->model->output_shape(probe);  // shape errors between data and model, before any work
-  } catch (const ShapeError& e) {
-    throw ConfigError(fmt::format("{}: the model does not fit the data's samples {}: {}", cfg.where("model"),
-                                  sample.str(), e.what()));
-  }
-  // Fewer outputs than classes cannot be trained (the loss would index past the logits).
-  const int64_t classes = s->loaders.train->dataset().num_classes();
-  if (output.size() == 2 && output[1] < classes)
-    throw ConfigError(fmt::format("{}: the model has {} outputs but the data has {} classes: set {}", cfg.where("model"),
-                                  output[1], classes,
-                                  model_node["preset"] ? fmt::format("model.classes: {}", classes)
-                                                       : fmt::format("the last layer's out: {}", classes)));
+  check_model_fits_data(*s->model, model_node, file, s->data.input_shape, sample,
+                        s->loaders.train->dataset().num_classes());
   int64_t checkpoint_peak = 0;     // per sample, when checkpointing
   if (s->train.checkpointing()) {  // train.checkpointing: recompute segments in backward
     const nn::CheckpointPlan plan = nn::apply_checkpointing(
@@ -373,7 +357,11 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
     tee.discard();
   }
   print_header(s);
-  s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout);
+  // Images are [C, H, W] with H, W > 1; a table row is [F, 1, 1] and an array sample anything else.
+  const Shape sample = s.loaders.train->dataset().sample_shape();
+  ProgressOptions progress;
+  progress.unit = sample.size() == 3 && sample[1] > 1 && sample[2] > 1 ? "img" : "samples";
+  s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout, progress);
   s.progress->watch_memory(s.memory_watch.get());
   s.metrics->watch_memory(s.memory_watch.get());
   const auto report = [&] {

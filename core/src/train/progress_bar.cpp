@@ -113,7 +113,7 @@ std::string ProgressBar::line() const {
   } else {
     s += fmt::format(" {} batches", done_);
   }
-  s += fmt::format("  {} img/s  loss {:.4f}  lr {:.1e}", rate_text(images_rate_), loss_, lr_);
+  s += fmt::format("  {} {}/s  loss {:.4f}  lr {:.1e}", rate_text(images_rate_), options_.unit, loss_, lr_);
   if (!status_.empty()) s += "  " + status_;
   if (batches_ > 0) {
     s += "  ETA ";
@@ -155,8 +155,8 @@ void ProgressBar::finish_epoch(std::string_view extra) {
   const bool stopped = batches_ > 0 && done_ < batches_;
   s += stopped ? " stopped" : " done";
   s += batches_ > 0 ? fmt::format(" {}/{} batches", done_, batches_) : fmt::format(" {} batches", done_);
-  s += fmt::format(" in {}  {} img/s  loss {:.4f}  lr {:.1e}", format_duration(elapsed), rate_text(images_per_s), loss_,
-                   lr_);
+  s += fmt::format(" in {}  {} {}/s  loss {:.4f}  lr {:.1e}", format_duration(elapsed), rate_text(images_per_s),
+                   options_.unit, loss_, lr_);
   if (!status_.empty()) s += "  " + status_;
   s += memory_text();
   s += extra;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ingot/base/error.h"
+#include "ingot/config/yaml_text.h"
 
 namespace ingot::train {
 
@@ -42,10 +43,9 @@ std::vector<std::string> config_lines(YAML::Node node) {
       sub.remove(key);
     }
   }
-  YAML::Emitter e;
-  e << node;
+  // (as written: a run whose file has yaml-cpp's 17-digit numbers compares equal to today's)
   std::vector<std::string> lines;
-  std::istringstream in(e.c_str());
+  std::istringstream in(config::emit_yaml(node));
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
@@ -57,9 +57,7 @@ std::vector<std::string> changed_runtime_keys(const YAML::Node& a, const YAML::N
     const YAML::Node outer = root[section];
     const YAML::Node inner = *key == '\0' ? outer : outer && outer.IsMap() ? outer[key] : YAML::Node();
     if (!inner) return std::string("<unset>");
-    YAML::Emitter e;
-    e << inner;
-    return std::string(e.c_str());
+    return config::emit_yaml(inner);
   };
   std::vector<std::string> out;
   for (const auto& [section, key] : kRuntimeKeys)

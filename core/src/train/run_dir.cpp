@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "ingot/base/error.h"
+#include "ingot/config/yaml_text.h"
 #include "ingot/io/atomic_write.h"
 
 namespace fs = std::filesystem;
@@ -297,10 +298,7 @@ std::vector<fs::path> RunDir::remove_old_copies(int64_t keep) const {
 }
 
 void RunDir::write_config(const YAML::Node& resolved) const {
-  YAML::Emitter out;
-  out << resolved;
-  INGOT_CHECK(out.good(), "{}: cannot emit the resolved config: {}", config_path().string(), out.GetLastError());
-  io::atomic_write(config_path(), std::string(out.c_str()) + "\n");
+  io::atomic_write(config_path(), config::emit_yaml(resolved) + "\n");
 }
 
 void RunDir::write_summary(std::string_view json) const { io::atomic_write(summary_path(), json); }

@@ -64,6 +64,16 @@ std::string charts_html(const std::vector<RunReportData>& runs) {
           {prefix + "validation accuracy", many ? c : kValidationColour, r.val_accuracy, true, true, "4 3"});
     }
     lr.series.push_back({many ? r.name : "learning rate", c, r.lr, true, false, ""});
+    // The best validation epoch (what best.safetensors holds) and where early stopping ended it.
+    std::vector<PlotMark> marks;
+    const std::string mark_colour = many ? c : "#555";
+    if (r.best_epoch_step)
+      marks.push_back({r.best_epoch_step->second, fmt::format("{}best: epoch {}", prefix, r.best_epoch_step->first),
+                       mark_colour, "2 2"});
+    if (r.early_stop_step)
+      marks.push_back({r.early_stop_step->second,
+                       fmt::format("{}early stop: epoch {}", prefix, r.early_stop_step->first), mark_colour, "6 3"});
+    for (SvgPlot* p : {&loss, &acc, &lr}) p->marks.insert(p->marks.end(), marks.begin(), marks.end());
     speed.series.push_back({many ? r.name : "images/s", c, r.throughput, true, false, ""});
     for (const ReportMemorySeries& m : r.memory) {
       const std::string what = m.field == "mem_allocated_mb"  ? "allocated"
@@ -84,7 +94,8 @@ std::string charts_html(const std::vector<RunReportData>& runs) {
 
 std::string run_section(const RunReportData& r, size_t i, bool many) {
   std::string s = "<section class=\"run\">\n" + run_header_html(r, colour_of(i)) + run_notes_html(r);
-  if (many) s += "<h3>Per-stage table</h3>\n" + stage_table_html(r);
+  if (const std::string stages = stage_table_html(r); many && !stages.empty())
+    s += "<h3>Per-stage table</h3>\n" + stages;
   s += many ? "<h3>Confusion matrix (last evaluation)</h3>\n" + confusion_html(r) : std::string();
   s += config_block_html(r);
   return s + "</section>\n";
@@ -111,7 +122,8 @@ std::string run_report_html(const std::vector<fs::path>& dirs) {
   } else {
     s += run_section(runs[0], 0, false);
     s += "<h2>Curves</h2>\n" + charts_html(runs);
-    s += "<h2>Per-stage table</h2>\n" + stage_table_html(runs[0]);
+    if (const std::string stages = stage_table_html(runs[0]); !stages.empty())
+      s += "<h2>Per-stage table</h2>\n" + stages;
     s += "<h2>Confusion matrix (last evaluation)</h2>\n" + confusion_html(runs[0]);
   }
   return s + "</body>\n</html>\n";

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ingot/base/error.h"
+#include "ingot/config/yaml_text.h"
 #include "ingot/train/svg_plot.h"
 
 namespace ingot::train {
@@ -52,13 +53,14 @@ void flatten(const YAML::Node& node, const std::string& prefix, std::vector<std:
     for (const auto& item : node) scalars = scalars && item.IsScalar();
     if (scalars) {
       std::string s;
-      for (const auto& item : node) s += (s.empty() ? "" : ", ") + item.as<std::string>();
+      for (const auto& item : node) s += (s.empty() ? "" : ", ") + config::shortest_number_text(item.as<std::string>());
       out.emplace_back(prefix, "[" + s + "]");
     } else {
       for (size_t i = 0; i < node.size(); ++i) flatten(node[i], fmt::format("{}[{}]", prefix, i), out);
     }
   } else {
-    out.emplace_back(prefix, node.IsNull() ? "null" : node.as<std::string>());
+    // (numbers as config.resolved.yaml writes them now: an older run's 0.90000000000000002 is 0.9)
+    out.emplace_back(prefix, node.IsNull() ? "null" : config::shortest_number_text(node.as<std::string>()));
   }
 }
 
@@ -91,6 +93,7 @@ void add_record(RunReportData& d, const Json& r, double& t0) {
     const auto loss = number(r, "loss"), acc = number(r, "accuracy");
     const auto split = r.find("split");
     if (split != r.end() && split->is_string() && split->get<std::string>() == "validation") {
+      if (const auto epoch = number(r, "epoch")) d.validation_epochs.emplace_back(static_cast<int64_t>(*epoch), *step);
       if (loss) d.val_loss.emplace_back(*step, *loss);
       if (acc) d.val_accuracy.emplace_back(*step, 100.0 * *acc);
     } else {
@@ -110,6 +113,8 @@ void add_record(RunReportData& d, const Json& r, double& t0) {
       }
       d.confusion = std::move(conf);
     }
+  } else if (event == "early_stop" && step) {
+    if (const auto epoch = number(r, "epoch")) d.early_stop_step = {static_cast<int64_t>(*epoch), *step};
   } else if (event == "stage_report") {
     std::vector<std::pair<std::string, std::string>> row;
     for (const auto& [k, v] : r.items())
@@ -165,6 +170,9 @@ void read_summary(RunReportData& d) {
   d.has_summary = true;
   for (const auto& [k, v] : j.items())
     if (k != "event") d.summary.emplace_back(k, text_of(v));
+  if (const auto best = j.find("best_epoch"); best != j.end() && best->is_number_integer())
+    for (const auto& [epoch, step] : d.validation_epochs)
+      if (epoch == best->get<int64_t>()) d.best_epoch_step = {epoch, step};
   if (const std::string status = d.summary_value("status"); !status.empty() && status != "completed")
     d.notes.push_back(fmt::format("the run ended with status '{}'{}", status,
                                   d.summary_value("error").empty() ? "" : ": " + d.summary_value("error")));

@@ -2,6 +2,7 @@
 // and config.resolved.yaml — tolerant of a run still running, interrupted, or without eval.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -46,6 +47,10 @@ struct RunReportData {
   std::optional<ReportConfusion> confusion;
   std::vector<std::vector<std::pair<std::string, std::string>>> stages;  ///< stage_report records
   std::optional<double> last_train_loss, last_eval_loss, last_eval_accuracy;
+  /// The step (and epoch) of the best validation epoch (summary.json's best_epoch) and of the
+  /// early stop (the early_stop record), for marks on the curves.
+  std::optional<std::pair<int64_t, double>> best_epoch_step, early_stop_step;
+  std::vector<std::pair<int64_t, double>> validation_epochs;  ///< (epoch, step) of each validation evaluation
   size_t records = 0;
 
   /// The summary's value of `key`; empty when absent.

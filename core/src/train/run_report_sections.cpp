@@ -110,9 +110,12 @@ std::string run_notes_html(const RunReportData& r) {
 }
 
 std::string stage_table_html(const RunReportData& r) {
-  if (r.stages.empty())
-    return "<p class=\"missing\">No per-stage table: the run logged no stage_report records (config "
-           "<code>report: {stages: true}</code> measures the model after each stage).</p>\n";
+  if (r.stages.empty()) {
+    // Only a run that asked for the table (report: {stages: true}) misses it; a plain run has none.
+    if (r.config_value("report.stages") != "true") return {};
+    return "<p class=\"missing\">No per-stage table: the run asked for one (<code>report: {stages: true}</code>) "
+           "but logged no stage_report records (it stopped before a stage that changes the model ended?).</p>\n";
+  }
   std::vector<std::string> columns;
   for (const auto& rec : r.stages)
     for (const auto& [k, v] : rec)

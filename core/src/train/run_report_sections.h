@@ -13,7 +13,8 @@ namespace ingot::train {
 std::string run_header_html(const RunReportData& run, const std::string& colour);
 /// What is missing or partial in the run folder; empty when nothing is.
 std::string run_notes_html(const RunReportData& run);
-/// The stage_report records as a table, or a line saying the run has none.
+/// The stage_report records as a table; without any, a line saying they are missing when the run
+/// asked for them (report: {stages: true}), else nothing.
 std::string stage_table_html(const RunReportData& run);
 /// The last evaluation's confusion matrix as a heat-map table with class names, or a line saying
 /// the run has none.

@@ -1,5 +1,5 @@
 // SvgPlot: the data range rounded out to tick values, the mapping to pixels, then the frame, grid,
-// tick labels, axis labels, curves and a legend band under the x axis.
+// tick labels, axis labels, marks (vertical event lines), curves and a legend band under the x axis.
 #include "ingot/train/svg_plot.h"
 
 #include <fmt/format.h>
@@ -28,7 +28,12 @@ Range range_of(const SvgPlot& plot, bool x, std::vector<double>& ticks) {
       lo = std::min(lo, x ? px : py);
       hi = std::max(hi, x ? px : py);
     }
-  if (!std::isfinite(lo)) lo = 0.0, hi = 1.0;
+  if (!std::isfinite(lo)) {
+    lo = 0.0, hi = 1.0;
+  } else if (x) {  // (marks only widen a range that has points)
+    for (const PlotMark& m : plot.marks)
+      if (std::isfinite(m.x)) lo = std::min(lo, m.x), hi = std::max(hi, m.x);
+  }
   if (hi - lo <= std::abs(hi) * 1e-12) {
     const double pad = lo == 0.0 ? 1.0 : std::abs(lo) * 0.1;
     lo -= pad;
@@ -157,16 +162,35 @@ std::string render_svg(const SvgPlot& plot) {
       "{0})\">{1}</text>\n",
       kTop + plot_h / 2, html_escape(plot.y_label));
 
+  for (size_t i = 0; i < plot.marks.size(); ++i) {
+    const PlotMark& m = plot.marks[i];
+    if (!std::isfinite(m.x) || !has_points(plot)) continue;
+    const double x = px(m.x);
+    const std::string dash = m.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", m.dash);
+    // Labels on alternate rows, so that two marks close together stay readable; left of a line in
+    // the right half, so that they stay inside the frame.
+    const bool left = x > kLeft + plot_w / 2.0;
+    s += fmt::format(
+        "<g class=\"mark\"><title>{0}</title><line x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\" "
+        "stroke=\"{4}\" stroke-width=\"1.5\"{5}/><text x=\"{6:.1f}\" y=\"{7}\" fill=\"{4}\" "
+        "text-anchor=\"{8}\">{0}</text></g>\n",
+        html_escape(m.label), x, kTop, kTop + plot_h, html_escape(m.colour), dash, left ? x - 3 : x + 3,
+        kTop + 12 + 12 * (i % 2), left ? "end" : "start");
+  }
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const PlotSeries& ser = plot.series[i];
     const std::string label = html_escape(ser.label);
     const std::string dash = ser.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", ser.dash);
     std::string pts;
     std::string marks;
+    const auto drawn = std::count_if(ser.points.begin(), ser.points.end(),
+                                     [](const auto& p) { return std::isfinite(p.first) && std::isfinite(p.second); });
+    // A line of one point is no line: it gets a marker, and its legend entry is a dot.
+    const bool as_line = ser.line && drawn >= 2, with_markers = ser.markers || (ser.line && drawn == 1);
     for (const auto& [x, y] : ser.points) {
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", px(x), py(y));
-      if (ser.markers)
+      if (with_markers)
         marks += fmt::format(
             "<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{}: "
             "{}, {}</title></circle>",
@@ -180,11 +204,14 @@ std::string render_svg(const SvgPlot& plot) {
     if (!marks.empty()) s += "<g class=\"markers\">" + marks + "</g>\n";
     if (legend[i].first < 0) continue;
     const int lx = legend[i].first, ly = plot.height + 12 + legend[i].second * kLegendRow;
+    const std::string dot = as_line && !ser.markers ? std::string()
+                                                    : fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>",
+                                                                  lx + 13, ly - 4, html_escape(ser.colour));
     const std::string swatch =
-        ser.line ? fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"{}/>", lx,
+        (as_line ? fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"{}/>", lx,
                                ly - 4, lx + 26, ly - 4, html_escape(ser.colour), dash)
-                 : fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>", lx + 13, ly - 4,
-                               html_escape(ser.colour));
+                 : std::string()) +
+        dot;
     s += fmt::format("<g class=\"legend\">{}<text x=\"{}\" y=\"{}\">{}</text></g>\n", swatch, lx + 32, ly, label);
   }
   return s + "</svg>\n";

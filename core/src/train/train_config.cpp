@@ -117,4 +117,60 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
   return c;
 }
 
+YAML::Node train_config_yaml(const TrainConfig& c) {
+  YAML::Node n;
+  if (c.steps > 0) {
+    n["steps"] = c.steps;
+  } else {
+    n["epochs"] = c.epochs;
+  }
+  n["accumulate"] = c.accumulate;
+  if (c.clip_grad_norm) n["clip_grad_norm"] = *c.clip_grad_norm;
+  if (c.clip_grad_value) n["clip_grad_value"] = *c.clip_grad_value;
+  n["loss"] = c.loss.resolved;
+  n["on_nonfinite"] = c.on_nonfinite;
+  n["max_skipped"] = c.max_skipped;
+  n["detect_anomaly"] = c.detect_anomaly;
+  n["memory_check"] = c.memory_check;
+  n["log_every"] = c.log_every;
+  YAML::Node ck;
+  ck["every_epochs"] = c.checkpoint_every;
+  if (c.checkpoint_every_steps > 0) ck["every_steps"] = c.checkpoint_every_steps;
+  if (c.checkpoint_every_minutes > 0.0) ck["every_minutes"] = c.checkpoint_every_minutes;
+  ck["keep_last"] = c.checkpoint_keep_last;
+  ck["keep_epochs"] = c.checkpoint_keep_epochs;
+  n["checkpoint"] = ck;
+  if (c.amp.enabled) {
+    YAML::Node a;
+    a["dtype"] = c.amp.dtype == DType::F16 ? "fp16" : "bf16";
+    const amp::GradScalerOptions& g = c.amp.scaler;
+    YAML::Node l;
+    l["enabled"] = g.enabled;
+    l["init_scale"] = g.init_scale;
+    l["growth_factor"] = g.growth_factor;
+    l["backoff_factor"] = g.backoff_factor;
+    l["growth_interval"] = g.growth_interval;
+    l["hysteresis"] = g.hysteresis;
+    l["min_scale"] = g.min_scale;
+    a["loss_scale"] = l;
+    n["amp"] = a;
+  }
+  if (c.checkpointing_segments > 0) n["checkpointing"]["segments"] = c.checkpointing_segments;
+  if (c.checkpointing_blocks) n["checkpointing"]["blocks"] = true;
+  n["eval_every_epoch"] = c.eval_every_epoch;
+  if (const EarlyStoppingConfig& e = c.early_stopping; e.enabled) {
+    YAML::Node s;
+    s["metric"] = e.metric;
+    s["patience"] = e.patience;
+    s["mode"] = e.mode.empty() ? (e.metric == "val_accuracy" ? "max" : "min") : e.mode;
+    s["min_delta"] = e.min_delta;
+    s["restore_best"] = e.restore_best;
+    n["early_stopping"] = s;
+  }
+  n["optimizer"] = YAML::Clone(c.optimizer);
+  if (c.scheduler && !c.scheduler.IsNull()) n["scheduler"] = YAML::Clone(c.scheduler);
+  if (c.callbacks && !c.callbacks.IsNull()) n["callbacks"] = YAML::Clone(c.callbacks);
+  return n;
+}
+
 }  // namespace ingot::train

@@ -58,11 +58,13 @@ class Schema {
   std::vector<Field> fields_;
 };
 
-/// Levenshtein distance, for "did you mean" suggestions.
+/// Edit distance for "did you mean" suggestions: insertions, deletions, substitutions and swaps of two
+/// neighbouring characters count one each (optimal string alignment).
 size_t edit_distance(const std::string& a, const std::string& b);
 /// The candidate closest to `word` if it is close enough to be a likely typo, else "".
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
-/// "FILE:LINE" of a node (1-based line), or "FILE" when the node has no position.
+/// "FILE:LINE" of a node (1-based line), "KEY=VALUE (command line)" for a value an override set
+/// (value_origin.h), or "FILE" when the node has no position.
 std::string where(const std::string& file, const YAML::Node& node);
 
 }  // namespace ingot::config

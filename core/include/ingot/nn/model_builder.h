@@ -33,6 +33,11 @@ ModulePtr build_model(const YAML::Node& model_section, const std::string& file, 
 /// `model.input_shape` without the batch dim, when given (validated like build_model does).
 std::optional<Shape> model_input_shape(const YAML::Node& model_section, const std::string& file);
 
+/// `model_section` with its preset's defaults filled in (mlp: activation, dropout; simple_cnn:
+/// in_channels, width, hidden, dropout; resnet: in_channels, depth, width); a `layers:` list as
+/// written. `classes` stays absent when absent: a pipeline takes the data's.
+YAML::Node model_config_yaml(const YAML::Node& model_section, const std::string& file);
+
 /// Points every Dropout layer of `model` at `gen` (e.g. a generator restored from a checkpoint).
 void set_dropout_generator(Module& model, Generator* gen);
 

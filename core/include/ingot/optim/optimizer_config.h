@@ -38,4 +38,9 @@ std::unique_ptr<Optimizer> make_optimizer(const YAML::Node& node, const NamedPar
 /// defaults), for config.resolved.yaml.
 YAML::Node optimizer_to_yaml(const Optimizer& optimizer, bool no_decay_on_bias_and_norm);
 
+/// optimizer_to_yaml of the optimizer a `train.optimizer:` map describes, before there is a model
+/// (its options do not depend on the parameters; one placeholder parameter stands in for them).
+/// Throws what make_optimizer throws.
+YAML::Node optimizer_defaults_yaml(const YAML::Node& node, const std::string& file);
+
 }  // namespace ingot::optim

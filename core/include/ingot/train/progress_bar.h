@@ -20,6 +20,7 @@ struct ProgressOptions {
   int64_t plain_every_batches = 0;  ///< plain mode: a line every N batches; 0 = about 10 per epoch
   double plain_every_s = 10.0;      ///< plain mode: also a line when this long passed since the last
   double smoothing_s = 2.0;         ///< time constant of the images/s and batches/s averages
+  std::string unit = "img";         ///< what the rate counts: "img" (img/s) or "samples" (table rows, arrays)
 };
 
 /// Seconds on a monotonic clock; tests pass a fake one.
@@ -46,8 +47,8 @@ class ProgressBar {
   /// size of the batch just finished; `loss` what to show (e.g. a running mean).
   void update(int64_t batches_done, int64_t images, double loss, double lr);
   /// Ends the epoch's line: "epoch 3/10 done 469/469 batches in 1:23  5120 img/s  loss ... lr ..."
-  /// (img/s averaged over the epoch), "  mem A/P MiB" when watching memory (P: the epoch's peak),
-  /// then `extra` (e.g. "  val acc 91.2%").
+  /// (img/s, or ProgressOptions::unit per second, averaged over the epoch), "  mem A/P MiB" when watching memory (P:
+  /// the epoch's peak), then `extra` (e.g. "  val acc 91.2%").
   void finish_epoch(std::string_view extra = {});
   /// Prints a whole line without mangling the bar (clears it, prints, redraws on a terminal).
   void message(std::string_view line);

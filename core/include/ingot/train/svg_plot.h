@@ -19,13 +19,24 @@ struct PlotSeries {
   std::string dash;                               ///< stroke-dasharray, e.g. "6 3"; empty: solid
 };
 
-/// A chart: its element id, title, axis labels and curves. Axes span the points of every series.
+/// A vertical line across the chart at one x (an event such as the best epoch or an early stop),
+/// labelled at the top.
+struct PlotMark {
+  double x = 0.0;
+  std::string label;   ///< short text beside the line's top, also its tooltip
+  std::string colour;  ///< a CSS colour
+  std::string dash;    ///< stroke-dasharray; empty: solid
+};
+
+/// A chart: its element id, title, axis labels, curves and marks. Axes span the points of every
+/// series (and the marks' x, when there are points).
 struct SvgPlot {
   std::string id;  ///< the <svg> element's id (unique in the page)
   std::string title;
   std::string x_label;
   std::string y_label;
   std::vector<PlotSeries> series;
+  std::vector<PlotMark> marks;
   int width = 540;
   int height = 320;
 };
@@ -34,7 +45,9 @@ struct SvgPlot {
 bool has_points(const SvgPlot& plot);
 
 /// The chart as one <svg> element (no xmlns: it is meant for inline use in HTML5). Text is
-/// escaped. A chart without points still gets its axes, with the range [0, 1].
+/// escaped. A chart without points still gets its axes, with the range [0, 1]. A series' legend
+/// entry shows how it is drawn: a line when it has a line of two points or more (with a dot when
+/// it also has markers), else a dot.
 std::string render_svg(const SvgPlot& plot);
 
 /// About `target` round tick values (steps of 1, 2 or 5 times a power of ten) covering [lo, hi].

@@ -68,4 +68,8 @@ config::Schema train_schema();
 /// Reads a validated `train:` node (undefined = the defaults with AdamW).
 TrainConfig parse_train_config(const YAML::Node& node, const std::string& file);
 
+/// Every key of `config` as a `train:` section reads it back (the loss resolved; optimizer,
+/// scheduler and callbacks as given): the defaults `ingot run --print-config` shows.
+YAML::Node train_config_yaml(const TrainConfig& config);
+
 }  // namespace ingot::train
