@@ -8,6 +8,7 @@
 #include "ingot/base/error.h"
 #include "ingot/nn/presets.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/memory_tracker.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/memory_estimate.h"
 
@@ -79,11 +80,11 @@ TEST_CASE("memory budget and usable cores of this process", "[train][memory]") {
   CHECK(cores <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 }
 
-TEST_CASE("format_bytes", "[train][memory]") {
-  CHECK(train::format_bytes(512) == "512 B");
-  CHECK(train::format_bytes(1536) == "1.5 KiB");
-  CHECK(train::format_bytes(int64_t{3} << 20) == "3.0 MiB");
-  CHECK(train::format_bytes(int64_t{5} << 30) == "5.0 GiB");
+TEST_CASE("format_memory_bytes", "[train][memory]") {
+  CHECK(format_memory_bytes(512) == "512 B");
+  CHECK(format_memory_bytes(1536) == "1.5 KiB");
+  CHECK(format_memory_bytes(int64_t{3} << 20) == "3.0 MiB");
+  CHECK(format_memory_bytes(int64_t{5} << 30) == "5.0 GiB");
 }
 
 TEST_CASE("memory estimate: mixed precision and checkpointing shrink the activations", "[train][memory]") {

@@ -7,6 +7,7 @@
 
 #include "ingot/base/error.h"
 #include "ingot/nn/sequential.h"
+#include "ingot/runtime/memory_tracker.h"
 
 namespace ingot::train {
 namespace {
@@ -36,36 +37,28 @@ Shape walk(const nn::Module& m, const Shape& input, int64_t& sum, int64_t& large
 
 }  // namespace
 
-std::string format_bytes(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
-  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", bytes);
-}
-
 std::string MemoryEstimate::str() const {
   return fmt::format(
       "about {}: weights {}, gradients {}, optimizer state {}, activations {} and batches {} at batch "
       "{}{}",
-      format_bytes(total()), format_bytes(weights), format_bytes(gradients), format_bytes(optimizer_state),
-      format_bytes(activations), format_bytes(data), batch,
-      on_host ? fmt::format(", datasets {}", format_bytes(dataset)) : std::string());
+      format_memory_bytes(total()), format_memory_bytes(weights), format_memory_bytes(gradients), format_memory_bytes(optimizer_state),
+      format_memory_bytes(activations), format_memory_bytes(data), batch,
+      on_host ? fmt::format(", datasets {}", format_memory_bytes(dataset)) : std::string());
 }
 
 std::string MemoryEstimate::advice() const {
   const int64_t fixed = weights + gradients + optimizer_state;
   if (on_host && dataset > fixed && dataset > activations + data)
-    return fmt::format("the datasets in memory dominate ({}): use a machine with more memory", format_bytes(dataset));
+    return fmt::format("the datasets in memory dominate ({}): use a machine with more memory", format_memory_bytes(dataset));
   if (activations + data >= fixed)
     return fmt::format(
         "activations dominate ({} per sample): lower data.batch_size (use train.accumulate to keep the "
         "effective batch)",
-        format_bytes(per_sample()));
+        format_memory_bytes(per_sample()));
   return fmt::format(
       "the model itself dominates (weights, gradients and optimizer state: {}): use a smaller model, "
       "an optimizer with less state (SGD), or a device with more memory",
-      format_bytes(fixed));
+      format_memory_bytes(fixed));
 }
 
 MemoryEstimate estimate_training_memory(const nn::Module& model, const Shape& sample, int64_t batch,
@@ -101,7 +94,7 @@ void check_memory_fits(const MemoryEstimate& estimate, const MemoryBudget& budge
   throw InputError(fmt::format(
       "not enough memory on {}: training needs {}, but {} is available ({}): {}; or set train.memory_check: false if "
       "the estimate is wrong for this model",
-      device.str(), estimate.str(), format_bytes(budget.available), budget.bound_by, estimate.advice()));
+      device.str(), estimate.str(), format_memory_bytes(budget.available), budget.bound_by, estimate.advice()));
 }
 
 }  // namespace ingot::train

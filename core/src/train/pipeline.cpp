@@ -23,6 +23,7 @@
 #include "ingot/parallel/pipeline_parallel.h"
 #include "ingot/parallel/sync_batch_norm.h"
 #include "ingot/runtime/device_memory.h"
+#include "ingot/runtime/memory_tracker.h"
 #include "ingot/runtime/op_counts.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/callback_registry.h"
@@ -255,7 +256,7 @@ void print_header(const PipelineState& s) {
   const Device device = s.model->device();
   const MemoryBudget& budget = s.memory_budget;
   s.out << fmt::format("memory: {}{}\n", s.memory.str(),
-                       budget.available > 0 ? fmt::format("; {} available on {} ({})", format_bytes(budget.available),
+                       budget.available > 0 ? fmt::format("; {} available on {} ({})", format_memory_bytes(budget.available),
                                                           device.str(), budget.bound_by)
                                             : std::string());
   s.out.flush();

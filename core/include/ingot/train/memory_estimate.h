@@ -55,7 +55,4 @@ MemoryEstimate estimate_training_memory(const nn::Module& model, const Shape& sa
 /// both numbers and what to change; does nothing when the budget is unknown.
 void check_memory_fits(const MemoryEstimate& estimate, const MemoryBudget& budget, Device device);
 
-/// "1.5 GiB", "320.0 MiB", "12.0 KiB", "512 B".
-std::string format_bytes(int64_t bytes);
-
 }  // namespace ingot::train
