@@ -31,8 +31,8 @@ double apply_schedule(optim::Optimizer& opt, const optim::LrSchedule& schedule, 
   double first = 0.0;
   bool have = false;
   for (optim::ParamGroup& g : opt.param_groups()) {
-    g.options.lr = schedule.lr(step, g.initial_lr);
-    if (!have) first = g.options.lr;
+    g.options.set_lr(schedule.lr(step, g.initial_lr));
+    if (!have) first = g.options.lr();
     have = true;
   }
   return first;
