@@ -152,36 +152,11 @@ bool reducible(int32_t dtype) {
   }
 }
 
-std::string dtype_label(int32_t dtype) {
-  switch (dtype) {
-    case INGOT_F32:
-      return "float32";
-    case INGOT_F64:
-      return "float64";
-    case INGOT_F16:
-      return "float16";
-    case INGOT_BF16:
-      return "bfloat16";
-    case INGOT_I8:
-      return "int8";
-    case INGOT_U8:
-      return "uint8";
-    case INGOT_I32:
-      return "int32";
-    case INGOT_I64:
-      return "int64";
-    case INGOT_BOOL:
-      return "bool";
-    default:
-      return "dtype " + std::to_string(dtype);
-  }
-}
-
 const char* reducible_list() { return "f32, f64, f16, bf16, i32, i64, u8 and i8"; }
 
 void require_reducible(int32_t dtype) {
   if (!reducible(dtype))
-    throw Failure(INGOT_ERR_UNSUPPORTED, "gloo cannot reduce " + dtype_label(dtype) + " tensors (it reduces " +
+    throw Failure(INGOT_ERR_UNSUPPORTED, "gloo cannot reduce " + sdk::dtype_label(dtype) + " tensors (it reduces " +
                                              reducible_list() + "; convert first)");
 }
 
@@ -220,7 +195,7 @@ ReduceFn reduce_function(int32_t dtype, int32_t op) {
       return plain<int8_t>(o);
     default:
       require_reducible(dtype);
-      throw Failure(INGOT_ERR_UNSUPPORTED, "gloo cannot reduce " + dtype_label(dtype) + " tensors");
+      throw Failure(INGOT_ERR_UNSUPPORTED, "gloo cannot reduce " + sdk::dtype_label(dtype) + " tensors");
   }
 }
 
@@ -243,7 +218,7 @@ void divide(int32_t dtype, void* data, size_t n, int divisor) {
     case INGOT_I8:
       return divide_plain<int8_t>(data, n, divisor);
     default:
-      throw Failure(INGOT_ERR_UNSUPPORTED, "gloo cannot average " + dtype_label(dtype) + " tensors");
+      throw Failure(INGOT_ERR_UNSUPPORTED, "gloo cannot average " + sdk::dtype_label(dtype) + " tensors");
   }
 }
 

@@ -16,8 +16,6 @@ using ReduceFn = std::function<void(void*, const void*, const void*, size_t)>;
 bool reducible(int32_t dtype);
 /// Throws sdk::Failure (INGOT_ERR_UNSUPPORTED) naming `dtype` unless it is reducible.
 void require_reducible(int32_t dtype);
-/// "float16", "bool", ...: the dtype's name for messages.
-std::string dtype_label(int32_t dtype);
 /// The dtypes reduce accepts, for messages: "f32, f64, f16, bf16, i32, i64, u8 and i8".
 const char* reducible_list();
 

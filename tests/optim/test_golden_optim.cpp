@@ -55,19 +55,12 @@ Golden load_golden(const std::string& name) {
   return g;
 }
 
+// The fixture's group options by name: its keys are the options' names, "params" aside.
 GroupOptions options_of(const std::string& type, const nlohmann::json& j) {
-  GroupOptions o = type == "sgd" ? SgdOptions{}.group_options()
-                                 : (type == "adam" ? AdamOptions{}.group_options() : AdamWOptions{}.group_options());
+  GroupOptions o(type == "sgd" ? static_cast<const OptionList&>(SgdOptions::table())
+                               : (type == "adam" ? AdamOptions::table() : AdamWOptions::table()));
   for (const auto& [key, v] : j.items()) {
-    if (key == "lr") o.lr = v;
-    if (key == "weight_decay") o.weight_decay = v;
-    if (key == "momentum") o.momentum = v;
-    if (key == "dampening") o.dampening = v;
-    if (key == "nesterov") o.nesterov = v;
-    if (key == "beta1") o.beta1 = v;
-    if (key == "beta2") o.beta2 = v;
-    if (key == "eps") o.eps = v;
-    if (key == "amsgrad") o.amsgrad = v;
+    if (key != "params") o.set(key, v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
   }
   return o;
 }
@@ -83,16 +76,10 @@ std::unique_ptr<Optimizer> make(const Golden& g, const std::vector<Tensor>& para
       opt->add_param_group(group);
       continue;
     }
-    const GroupOptions& o = group.options;
     if (g.type == "sgd") {
-      SgdOptions s;
-      s.lr = o.lr, s.momentum = o.momentum, s.dampening = o.dampening, s.weight_decay = o.weight_decay;
-      s.nesterov = o.nesterov;
-      opt = std::make_unique<SGD>(group.params, s);
+      opt = std::make_unique<SGD>(group.params, SgdOptions::table().read(group.options));
     } else {
-      AdamWOptions a;
-      a.lr = o.lr, a.beta1 = o.beta1, a.beta2 = o.beta2, a.eps = o.eps, a.weight_decay = o.weight_decay;
-      a.amsgrad = o.amsgrad;
+      const AdamWOptions a(AdamOptions::table().read(group.options));
       if (g.type == "adam") {
         opt = std::make_unique<Adam>(group.params, a);
       } else {
@@ -181,9 +168,9 @@ TEST_CASE("optim golden: a state_dict round trip mid-trajectory continues identi
     std::vector<Tensor> copies;
     for (const Tensor& p : params) copies.push_back(p.detach().clone().set_requires_grad(true));
     std::unique_ptr<Optimizer> resumed = make(g, copies);
-    resumed->param_groups()[0].options.lr = 123.0;  // overwritten by the state
+    resumed->param_groups()[0].options.set_lr(123.0);  // overwritten by the state
     resumed->load_state_dict(opt->state_dict());
-    REQUIRE(resumed->param_groups()[0].options.lr == opt->param_groups()[0].options.lr);
+    REQUIRE(resumed->param_groups()[0].options.lr() == opt->param_groups()[0].options.lr());
     for (int s = half; s < g.steps; ++s) {
       run_step(g, *opt, params, s);
       run_step(g, *resumed, copies, s);

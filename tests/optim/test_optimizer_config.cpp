@@ -28,20 +28,20 @@ TEST_CASE("optim config: types, torch defaults and the decay split", "[optim][co
   REQUIRE(adamw->type() == "adamw");
   REQUIRE(adamw->param_groups().size() == 2);
   REQUIRE(adamw->param_groups()[0].params.size() == 2);  // the two weight matrices
-  REQUIRE(adamw->param_groups()[0].options.weight_decay == 1e-2);
-  REQUIRE(adamw->param_groups()[1].options.weight_decay == 0.0);  // bias and norm weight
-  REQUIRE(adamw->param_groups()[1].options.lr == 0.002);
-  REQUIRE(adamw->defaults().beta2 == 0.999);
+  REQUIRE(adamw->param_groups()[0].options.get("weight_decay") == 1e-2);
+  REQUIRE(adamw->param_groups()[1].options.get("weight_decay") == 0.0);  // bias and norm weight
+  REQUIRE(adamw->param_groups()[1].options.lr() == 0.002);
+  REQUIRE(adamw->defaults().get("beta2") == 0.999);
 
   auto adam = build("type: adam\nbetas: [0.8, 0.99]\neps: 1.0e-6\namsgrad: true\nno_decay_on_bias_and_norm: false\n");
   REQUIRE(adam->param_groups().size() == 1);
-  REQUIRE(adam->defaults().weight_decay == 0.0);
-  REQUIRE(adam->defaults().beta1 == 0.8);
-  REQUIRE(adam->defaults().amsgrad);
+  REQUIRE(adam->defaults().get("weight_decay") == 0.0);
+  REQUIRE(adam->defaults().get("beta1") == 0.8);
+  REQUIRE(adam->defaults().flag("amsgrad"));
 
   auto sgd = build("type: sgd\nlr: 0.1\nmomentum: 0.9\nnesterov: true\nweight_decay: 5.0e-4\n");
   REQUIRE(sgd->type() == "sgd");
-  REQUIRE(sgd->param_groups()[0].options.nesterov);
+  REQUIRE(sgd->param_groups()[0].options.flag("nesterov"));
   const YAML::Node resolved = optimizer_to_yaml(*sgd, true);
   REQUIRE(resolved["momentum"].as<double>() == 0.9);
   REQUIRE(resolved["dampening"].as<double>() == 0.0);

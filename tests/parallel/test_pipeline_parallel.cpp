@@ -334,7 +334,7 @@ TEST_CASE("pipeline training loop: 2 processes give the single-process losses an
       ref_loader.begin_epoch(epoch);
       while (const auto batch = ref_loader.next()) {
         for (auto& g : ref_opt.param_groups())
-          g.options.lr = schedule.lr(static_cast<int64_t>(ref_losses.size()), g.initial_lr);
+          g.options.set_lr(schedule.lr(static_cast<int64_t>(ref_losses.size()), g.initial_lr));
         ref_opt.zero_grad();
         const Tensor loss = loss_fn((*reference)(batch->inputs), batch->targets);
         loss.backward();

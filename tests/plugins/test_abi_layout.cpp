@@ -1,5 +1,6 @@
 // The ABI's fixed points: struct layouts (static_asserts of abi_layout.h, compiled here), the op
-// family column, and the SDK trampolines (exceptions become statuses, device indices are checked).
+// family column, dtype names, and the SDK trampolines (exceptions become statuses, device indices
+// are checked).
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include "ingot/plugin/abi_layout.h"
 #include "ingot/plugin/sdk.h"
 #include "ingot/runtime/op_info.h"
+#include "ingot/tensor/dtype.h"
 
 namespace {
 
@@ -32,6 +34,23 @@ TEST_CASE("abi: every op of the table has a family, and numbers outside it have 
   CHECK(ingot_op_family_of(INGOT_OP_ARGMAX) == INGOT_FAMILY_REDUCTION);
   CHECK(ingot_op_family_of(INGOT_OP_DROPOUT) == INGOT_FAMILY_RANDOM);
   CHECK(ingot_op_family_of(INGOT_OP_CONV2D_BWD_WEIGHT) == INGOT_FAMILY_CONV);
+}
+
+TEST_CASE("abi: every dtype has one name and one short name, and numbers outside have none", "[plugins][abi]") {
+  // core's dtype_name, the reference backend, gloo_ddp and nccl_ddp all word dtypes through it
+  const char* const names[] = {"float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool"};
+  const char* const shorts[] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
+  for (int32_t d = 0; d < INGOT_DTYPE_COUNT; ++d) {
+    CHECK(std::string(ingot_dtype_name(d, 0)) == names[d]);
+    CHECK(std::string(ingot_dtype_name(d, 1)) == shorts[d]);
+    CHECK(ingot::dtype_name(static_cast<ingot::DType>(d)) == names[d]);
+    CHECK(ingot::dtype_from_name(shorts[d]) == static_cast<ingot::DType>(d));
+  }
+  CHECK(ingot_dtype_name(-1, 0) == nullptr);
+  CHECK(ingot_dtype_name(INGOT_DTYPE_COUNT, 1) == nullptr);
+  CHECK(ingot::sdk::dtype_label(INGOT_BF16) == "bfloat16");
+  CHECK(ingot::sdk::dtype_label(INGOT_BF16, true) == "bf16");
+  CHECK(ingot::sdk::dtype_label(42) == "dtype 42");
 }
 
 TEST_CASE("abi: the layout is frozen for 64-bit targets", "[plugins][abi]") {

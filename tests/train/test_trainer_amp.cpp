@@ -30,7 +30,7 @@ class InjectInf final : public TrainCallback {
     const Tensor p = s.model.parameters().front();
     p.set_grad(full(p.shape(), std::numeric_limits<double>::infinity()));
   }
-  void before_optimizer_step(TrainState& s) override { lrs.push_back(s.optimizer.param_groups()[0].options.lr); }
+  void before_optimizer_step(TrainState& s) override { lrs.push_back(s.optimizer.param_groups()[0].options.lr()); }
   std::vector<double> lrs;
 
  private:

@@ -17,7 +17,7 @@ namespace {
 class LrLog final : public TrainCallback {
  public:
   const char* name() const override { return "lr_log"; }
-  void before_optimizer_step(TrainState& s) override { lrs.push_back(s.optimizer.param_groups()[0].options.lr); }
+  void before_optimizer_step(TrainState& s) override { lrs.push_back(s.optimizer.param_groups()[0].options.lr()); }
   std::vector<double> lrs;
 };
 

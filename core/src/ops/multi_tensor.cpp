@@ -18,11 +18,10 @@ Tensor global_norm(const std::vector<Tensor>& tensors) {
 }
 
 void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
-                const SgdOptions& options) {
+                ingot_attr_sgd attr) {
   INGOT_CHECK(params.size() == grads.size(), "sgd_update: {} params but {} grads", params.size(), grads.size());
-  INGOT_CHECK(bufs.size() == params.size() || (bufs.empty() && options.momentum == 0.0),
-              "sgd_update: {} params but {} momentum buffers (momentum {})", params.size(), bufs.size(),
-              options.momentum);
+  INGOT_CHECK(bufs.size() == params.size() || (bufs.empty() && attr.momentum == 0.0),
+              "sgd_update: {} params but {} momentum buffers (momentum {})", params.size(), bufs.size(), attr.momentum);
   if (params.empty()) return;
   std::vector<Tensor> inputs;
   inputs.reserve(3 * params.size());
@@ -43,28 +42,24 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
     inputs.push_back(grads[i].to(p.dtype()));
     inputs.push_back(buf);
   }
-  auto attr = make_attr<ingot_attr_sgd>();
-  attr.lr = options.lr;
-  attr.momentum = options.momentum;
-  attr.dampening = options.dampening;
-  attr.weight_decay = options.weight_decay;
-  attr.nesterov = options.nesterov;
-  attr.first_step = options.first_step;
+  attr.struct_size = sizeof(attr);
+  attr.abi_minor = INGOT_ABI_MINOR;
   run_op_into(INGOT_OP_SGD_UPDATE, inputs, {}, &attr);
 }
 
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                  const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
-                 const std::vector<Tensor>& max_exp_avg_sqs, const AdamUpdateOptions& options) {
+                 const std::vector<Tensor>& max_exp_avg_sqs, ingot_attr_adam attr) {
   const size_t n = params.size();
   INGOT_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n,
               "adam_update: {} params but {} grads, {} exp_avgs and {} exp_avg_sqs", n, grads.size(), exp_avgs.size(),
               exp_avg_sqs.size());
-  INGOT_CHECK(max_exp_avg_sqs.size() == (options.amsgrad ? n : 0),
-              "adam_update: {} params but {} max_exp_avg_sqs (amsgrad {})", n, max_exp_avg_sqs.size(), options.amsgrad);
-  INGOT_CHECK(options.step >= 1, "adam_update: step is {}, expected the 1-based number of this update", options.step);
+  INGOT_CHECK(max_exp_avg_sqs.size() == (attr.amsgrad ? n : 0),
+              "adam_update: {} params but {} max_exp_avg_sqs (amsgrad {})", n, max_exp_avg_sqs.size(),
+              attr.amsgrad != 0);
+  INGOT_CHECK(attr.step >= 1, "adam_update: step is {}, expected the 1-based number of this update", attr.step);
   if (n == 0) return;
-  const int per = options.amsgrad ? 5 : 4;
+  const int per = attr.amsgrad ? 5 : 4;
   std::vector<Tensor> inputs;
   inputs.reserve(per * n);
   for (size_t i = 0; i < n; ++i) {
@@ -76,7 +71,7 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
     inputs.push_back(grads[i].to(p.dtype()));
     inputs.push_back(exp_avgs[i]);
     inputs.push_back(exp_avg_sqs[i]);
-    if (options.amsgrad) inputs.push_back(max_exp_avg_sqs[i]);
+    if (attr.amsgrad) inputs.push_back(max_exp_avg_sqs[i]);
     static const char* const kNames[] = {"param", "grad", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
     for (int j = 1; j < per; ++j) {
       const Tensor& t = inputs[inputs.size() - per + j];
@@ -85,15 +80,8 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
                         t.shape().str());
     }
   }
-  auto attr = make_attr<ingot_attr_adam>();
-  attr.lr = options.lr;
-  attr.beta1 = options.beta1;
-  attr.beta2 = options.beta2;
-  attr.eps = options.eps;
-  attr.weight_decay = options.weight_decay;
-  attr.step = options.step;
-  attr.decoupled = options.decoupled;
-  attr.amsgrad = options.amsgrad;
+  attr.struct_size = sizeof(attr);
+  attr.abi_minor = INGOT_ABI_MINOR;
   run_op_into(INGOT_OP_ADAM_UPDATE, inputs, {}, &attr);
 }
 

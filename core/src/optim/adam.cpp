@@ -1,4 +1,4 @@
-// Adam / AdamW: option checks as torch.optim's, lazily created moments, then one ADAM_UPDATE per
+// Adam / AdamW: options with torch.optim's ranges, lazily created moments, then one ADAM_UPDATE per
 // group (one per distinct step count when parameters skipped updates, since bias corrections
 // depend on each parameter's own count, like torch).
 #include "ingot/optim/adam.h"
@@ -8,18 +8,34 @@
 #include "ingot/base/error.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/multi_tensor.h"
+#include "ingot/runtime/op_info.h"
 
 namespace ingot::optim {
 
-GroupOptions AdamOptions::group_options() const {
-  GroupOptions o;
-  o.lr = lr;
-  o.beta1 = beta1;
-  o.beta2 = beta2;
-  o.eps = eps;
-  o.weight_decay = weight_decay;
-  o.amsgrad = amsgrad;
-  return o;
+namespace {
+
+// Adam's and AdamW's options differ in weight_decay's default only.
+OptionTable<AdamOptions> adam_table(const AdamOptions& defaults) {
+  return OptionTable<AdamOptions>(defaults)
+      .number("lr", &AdamOptions::lr, at_least(0.0), "learning rate, scaled by the schedule")
+      .number("weight_decay", &AdamOptions::weight_decay, at_least(0.0),
+              "weight decay (adam: L2 added to the gradient; adamw: decoupled, param *= 1 - lr * weight_decay)")
+      .numbers("betas", {{"beta1", &AdamOptions::beta1}, {"beta2", &AdamOptions::beta2}}, half_open(0.0, 1.0),
+               "decay rates of the first and second moment")
+      .number("eps", &AdamOptions::eps, at_least(0.0), "added to the denominator")
+      .flag("amsgrad", &AdamOptions::amsgrad, "the AMSGrad variant");
+}
+
+}  // namespace
+
+const OptionTable<AdamOptions>& AdamOptions::table() {
+  static const OptionTable<AdamOptions> t = adam_table(AdamOptions{});
+  return t;
+}
+
+const OptionTable<AdamOptions>& AdamWOptions::table() {
+  static const OptionTable<AdamOptions> t = adam_table(AdamWOptions{});
+  return t;
 }
 
 Adam::Adam(const std::vector<Tensor>& params, const AdamOptions& options)
@@ -28,24 +44,16 @@ Adam::Adam(const std::vector<Tensor>& params, const AdamOptions& options)
 Adam::Adam(const std::vector<GroupSpec>& groups, const AdamOptions& options) : Adam(groups, options, false) {}
 
 Adam::Adam(const std::vector<GroupSpec>& groups, const AdamOptions& options, bool decoupled)
-    : Optimizer(options.group_options()), decoupled_(decoupled) {
+    : Optimizer((decoupled ? AdamWOptions::table() : AdamOptions::table()).write(options)), decoupled_(decoupled) {
   size_t total = 0;
   for (const GroupSpec& g : groups) total += g.params.size();
   INGOT_CHECK_AS(total > 0, ConfigError, "{}: got an empty parameter list (does the model have parameters?)", type());
   for (const GroupSpec& g : groups) add_param_group(g);
 }
 
-void Adam::check_options(const GroupOptions& o) const {
-  INGOT_CHECK_AS(o.lr >= 0.0, ConfigError, "{}: lr is {}, expected >= 0", type(), o.lr);
-  INGOT_CHECK_AS(o.eps >= 0.0, ConfigError, "{}: eps is {}, expected >= 0", type(), o.eps);
-  INGOT_CHECK_AS(o.beta1 >= 0.0 && o.beta1 < 1.0 && o.beta2 >= 0.0 && o.beta2 < 1.0, ConfigError,
-                 "{}: betas are [{}, {}], expected each in [0, 1)", type(), o.beta1, o.beta2);
-  INGOT_CHECK_AS(o.weight_decay >= 0.0, ConfigError, "{}: weight_decay is {}, expected >= 0", type(), o.weight_decay);
-}
-
 void Adam::update_group(const ParamGroup& group, const std::vector<ParamState*>& states,
                         const std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
-  const GroupOptions& o = group.options;
+  const AdamOptions o = AdamOptions::table().read(group.options);
   struct Batch {
     std::vector<Tensor> p, g, m, v, vmax;
   };
@@ -63,7 +71,7 @@ void Adam::update_group(const ParamGroup& group, const std::vector<ParamState*>&
     b.v.push_back(t["exp_avg_sq"]);
     if (o.amsgrad) b.vmax.push_back(t["max_exp_avg_sq"]);
   }
-  AdamUpdateOptions op;
+  auto op = make_attr<ingot_attr_adam>();
   op.lr = o.lr;
   op.beta1 = o.beta1;
   op.beta2 = o.beta2;

@@ -1,5 +1,5 @@
 // Optimizer base: groups, the step loop over parameters with gradients, zero_grad, and the
-// checkpoint state (tensors "state.<i>.<name>", scalars for steps and group options).
+// checkpoint state (tensors "state.<i>.<name>", scalars for steps and the declared group options).
 #include "ingot/optim/optimizer.h"
 
 #include <algorithm>
@@ -12,24 +12,6 @@
 namespace ingot::optim {
 
 namespace {
-
-// The group options a checkpoint records, by name.
-struct OptionField {
-  const char* name;
-  double GroupOptions::*number;
-  bool GroupOptions::*flag;
-};
-constexpr OptionField kOptionFields[] = {
-    {"lr", &GroupOptions::lr, nullptr},
-    {"weight_decay", &GroupOptions::weight_decay, nullptr},
-    {"momentum", &GroupOptions::momentum, nullptr},
-    {"dampening", &GroupOptions::dampening, nullptr},
-    {"nesterov", nullptr, &GroupOptions::nesterov},
-    {"beta1", &GroupOptions::beta1, nullptr},
-    {"beta2", &GroupOptions::beta2, nullptr},
-    {"eps", &GroupOptions::eps, nullptr},
-    {"amsgrad", nullptr, &GroupOptions::amsgrad},
-};
 
 const std::string& scalar(const OptimizerState& s, const std::string& key) {
   auto it = s.scalars.find(key);
@@ -71,16 +53,34 @@ std::vector<GroupSpec> single_group(const std::vector<Tensor>& params) {
   return {g};
 }
 
+Optimizer::Optimizer(GroupOptions defaults) : defaults_(std::move(defaults)) {
+  const size_t lr = defaults_.list().find("lr");
+  INGOT_CHECK(lr != OptionList::npos && !defaults_.list().specs()[lr].flag,
+              "optimizer: its options ({}) have no number 'lr', which schedules set",
+              defaults_.empty() ? "none" : defaults_.list().names());
+}
+
+void Optimizer::check_options(const GroupOptions&) const {}
+
 void Optimizer::add_param_group(const GroupSpec& spec) {
   ParamGroup g;
   g.params = spec.params;
   g.options = defaults_;
-  if (spec.lr) g.options.lr = *spec.lr;
-  if (spec.weight_decay) g.options.weight_decay = *spec.weight_decay;
+  for (const auto& [name, value] : spec.options) {
+    INGOT_CHECK_AS(option_list().has(name), ConfigError,
+                   "{}: parameter group {} sets '{}', which is not one of its options ({})", type(), groups_.size(),
+                   name, option_list().names());
+    g.options.set(name, value);
+  }
   add_param_group(std::move(g));
 }
 
 void Optimizer::add_param_group(ParamGroup group) {
+  if (group.options.empty()) group.options = defaults_;
+  INGOT_CHECK_AS(group.options.list().same_names(option_list()), ConfigError,
+                 "{}: parameter group {} has the options ({}), expected this optimizer's ({})", type(), groups_.size(),
+                 group.options.list().names(), option_list().names());
+  group.options.check(type());
   check_options(group.options);
   std::set<const TensorImpl*> seen;
   for (const ParamGroup& g : groups_)
@@ -95,7 +95,7 @@ void Optimizer::add_param_group(ParamGroup group) {
                 "group only)",
                 type(), i, p.shape().str(), groups_.size());
   }
-  if (group.initial_lr == 0.0) group.initial_lr = group.options.lr;
+  if (group.initial_lr == 0.0) group.initial_lr = group.options.lr();
   state_.emplace_back(group.params.size());
   groups_.push_back(std::move(group));
 }
@@ -142,9 +142,10 @@ OptimizerState Optimizer::state_dict() const {
     const std::string prefix = fmt::format("group.{}.", g);
     s.scalars[prefix + "params"] = std::to_string(group.params.size());
     s.scalars[prefix + "initial_lr"] = fmt::format("{}", group.initial_lr);
-    for (const OptionField& f : kOptionFields) {
-      s.scalars[prefix + f.name] =
-          f.number != nullptr ? fmt::format("{}", group.options.*f.number) : (group.options.*f.flag ? "true" : "false");
+    const std::vector<OptionSpec>& specs = option_list().specs();
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const double v = group.options.at(k);
+      s.scalars[prefix + specs[k].name] = specs[k].flag ? (v != 0.0 ? "true" : "false") : fmt::format("{}", v);
     }
     for (size_t i = 0; i < group.params.size(); ++i, ++index) {
       const ParamState& st = state_[g][i];
@@ -163,7 +164,7 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
   INGOT_CHECK_AS(static_cast<size_t>(n_groups) == groups_.size(), InputError,
                  "optimizer state: has {} parameter groups, this optimizer has {}", n_groups, groups_.size());
   // Everything is parsed and checked before anything changes, so a bad state leaves this intact.
-  std::vector<GroupOptions> options(groups_.size());
+  std::vector<GroupOptions> options(groups_.size(), defaults_);
   std::vector<double> initial_lr(groups_.size());
   std::vector<std::vector<ParamState>> state(groups_.size());
   std::vector<std::pair<size_t, size_t>> where;  // global index -> (group, param)
@@ -174,14 +175,15 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
                    "optimizer state: group {} has {} parameters, this optimizer's group {} has {}", g, n, g,
                    groups_[g].params.size());
     initial_lr[g] = parse_number(prefix + "initial_lr", scalar(s, prefix + "initial_lr"));
-    for (const OptionField& f : kOptionFields) {
-      const std::string key = prefix + f.name;
-      if (f.number != nullptr) {
-        options[g].*f.number = parse_number(key, scalar(s, key));
-      } else {
-        options[g].*f.flag = parse_flag(key, scalar(s, key));
-      }
+    // Only this optimizer's options: a checkpoint may name others (before each optimizer declared
+    // its own, every checkpoint held the options of all built-in ones).
+    const std::vector<OptionSpec>& specs = option_list().specs();
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const std::string key = prefix + specs[k].name;
+      const std::string& text = scalar(s, key);
+      options[g].set_at(k, specs[k].flag ? (parse_flag(key, text) ? 1.0 : 0.0) : parse_number(key, text));
     }
+    options[g].check(type());
     check_options(options[g]);
     state[g].resize(groups_[g].params.size());
     for (size_t i = 0; i < groups_[g].params.size(); ++i) where.emplace_back(g, i);

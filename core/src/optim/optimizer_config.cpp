@@ -1,8 +1,9 @@
-// Optimizers from YAML: schema, per-type key checks, defaults equal to torch.optim's, and the
-// decay / no-decay parameter split.
+// Optimizers from YAML: each type's keys, defaults and ranges come from its OptionList (a list key
+// such as betas for options written together); the decay / no-decay parameter split; the resolved
+// config.
 #include "ingot/optim/optimizer_config.h"
 
-#include <algorithm>
+#include <cmath>
 
 #include "ingot/base/error.h"
 #include "ingot/ops/creation.h"
@@ -15,7 +16,7 @@ namespace ingot::optim {
 
 std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split) {
   GroupSpec decay, no_decay;
-  no_decay.weight_decay = 0.0;
+  no_decay.options["weight_decay"] = 0.0;
   for (const auto& [name, p] : params) {
     INGOT_CHECK(p.defined(), "decay_groups: parameter '{}' is undefined", name);
     (split && p.dim() <= 1 ? no_decay : decay).params.push_back(p);
@@ -28,84 +29,96 @@ std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split) {
 
 namespace {
 
-/// The keys every optimizer type takes.
-config::Schema common_keys() {
+constexpr const char* kSplitKey = "no_decay_on_bias_and_norm";
+
+/// How many options from `i` on share the config key of option `i` (1 unless a list key).
+size_t key_width(const OptionList& list, size_t i) {
+  size_t n = 1;
+  while (i + n < list.size() && list.specs()[i + n].key == list.specs()[i].key) ++n;
+  return n;
+}
+
+config::Schema keys_of(const OptionList& list) {
   config::Schema s;
-  s.number("lr", 0.0);
-  s.number("weight_decay", 0.0);
-  s.boolean("no_decay_on_bias_and_norm");
+  for (size_t i = 0; i < list.size(); i += key_width(list, i)) {
+    const OptionSpec& o = list.specs()[i];
+    config::Field f{o.key, config::FieldType::Float, false, {}, {}, {}, nullptr, o.doc};
+    if (o.flag) {
+      f.type = config::FieldType::Bool;
+    } else if (key_width(list, i) > 1) {
+      f.type = config::FieldType::List;  // its length and range: options_from_yaml
+    } else {
+      // A schema bound is inclusive; an open one is left to the group's range check.
+      if (std::isfinite(o.range.min)) f.min = o.range.min;
+      if (std::isfinite(o.range.max) && !o.range.max_open) f.max = o.range.max;
+    }
+    s.add(std::move(f));
+  }
+  if (list.has("weight_decay")) s.boolean(kSplitKey);
   return s;
 }
 
-double num(const YAML::Node& node, const char* key, double fallback) {
-  return node[key] ? node[key].as<double>() : fallback;
-}
-bool flag(const YAML::Node& node, const char* key, bool fallback) {
-  return node[key] ? node[key].as<bool>() : fallback;
-}
-
-/// The parameter groups of `node`: decay / no-decay unless no_decay_on_bias_and_norm is false.
-std::vector<GroupSpec> groups_of(const YAML::Node& node, const NamedParams& params) {
-  return decay_groups(params, flag(node, "no_decay_on_bias_and_norm", true));
-}
-
-std::unique_ptr<Optimizer> make_sgd(const YAML::Node& node, const std::string&, const NamedParams& params) {
-  SgdOptions o;
-  o.lr = num(node, "lr", o.lr);
-  o.momentum = num(node, "momentum", o.momentum);
-  o.dampening = num(node, "dampening", o.dampening);
-  o.weight_decay = num(node, "weight_decay", o.weight_decay);
-  o.nesterov = flag(node, "nesterov", o.nesterov);
-  return std::make_unique<SGD>(groups_of(node, params), o);
-}
-
-/// Adam's and AdamW's options (they differ in the default weight decay and how it applies).
-AdamWOptions adam_options(const YAML::Node& node, const std::string& file, double weight_decay) {
-  AdamWOptions o;
-  o.weight_decay = weight_decay;
-  o.lr = num(node, "lr", o.lr);
-  o.eps = num(node, "eps", o.eps);
-  o.weight_decay = num(node, "weight_decay", o.weight_decay);
-  o.amsgrad = flag(node, "amsgrad", o.amsgrad);
-  if (const YAML::Node betas = node["betas"]) {
-    bool ok = betas.IsSequence() && betas.size() == 2;
-    for (size_t i = 0; ok && i < 2; ++i) {
-      double b = -1.0;
-      ok = YAML::convert<double>::decode(betas[i], b) && b >= 0.0 && b < 1.0;
-      (i == 0 ? o.beta1 : o.beta2) = b;
+/// `o` (its list's defaults) with the keys `node` sets; `node` has passed keys_of's schema.
+GroupOptions options_from_yaml(const YAML::Node& node, const std::string& file, GroupOptions o) {
+  const OptionList& list = o.list();
+  for (size_t i = 0; i < list.size(); i += key_width(list, i)) {
+    const OptionSpec& spec = list.specs()[i];
+    const YAML::Node v = node[spec.key];
+    if (!v) continue;
+    const size_t n = key_width(list, i);
+    if (n == 1) {
+      o.set_at(i, spec.flag ? (v.as<bool>() ? 1.0 : 0.0) : v.as<double>());
+      continue;
     }
-    INGOT_CHECK_AS(ok, ConfigError, "{}: 'betas' must be a list of two numbers in [0, 1), like [0.9, 0.999]",
-                   config::where(file, betas));
+    std::vector<double> defaults;
+    bool ok = v.IsSequence() && v.size() == n;
+    for (size_t k = 0; k < n; ++k) {
+      defaults.push_back(list.specs()[i + k].default_value);
+      double x = 0.0;
+      ok = ok && YAML::convert<double>::decode(v[k], x) && spec.range.contains(x);
+      if (ok) o.set_at(i + k, x);
+    }
+    INGOT_CHECK_AS(ok, ConfigError, "{}: '{}' must be a list of {} numbers {}, like [{}]", config::where(file, v),
+                   spec.key, n == 2 ? std::string("two") : std::to_string(n), spec.range.str(),
+                   fmt::join(defaults, ", "));
   }
   return o;
 }
 
-config::Schema adam_keys() {
-  config::Schema s = common_keys();
-  s.add(config::Field{"betas", config::FieldType::List, false, {}, {}, {}, nullptr, "[beta1, beta2], each in [0, 1)"});
-  s.number("eps", 0.0);
-  s.boolean("amsgrad");
-  return s;
-}
-
 void add_builtins(OptimizerRegistry& r) {
-  config::Schema sgd = common_keys();
-  sgd.number("momentum", 0.0).number("dampening", 0.0, 1.0).boolean("nesterov");
-  r.add({"sgd", std::move(sgd), make_sgd, "torch.optim.SGD (momentum, dampening, nesterov)"});
-  r.add({"adam", adam_keys(),
-         [](const YAML::Node& node, const std::string& file, const NamedParams& params) -> std::unique_ptr<Optimizer> {
-           const AdamWOptions o = adam_options(node, file, AdamOptions{}.weight_decay);
-           return std::make_unique<Adam>(groups_of(node, params), static_cast<const AdamOptions&>(o));
-         },
-         "torch.optim.Adam (L2 weight decay added to the gradient)"});
-  r.add({"adamw", adam_keys(),
-         [](const YAML::Node& node, const std::string& file, const NamedParams& params) -> std::unique_ptr<Optimizer> {
-           return std::make_unique<AdamW>(groups_of(node, params), adam_options(node, file, AdamWOptions{}.weight_decay));
-         },
-         "torch.optim.AdamW (decoupled weight decay)"});
+  r.add(optimizer_type(
+      "sgd", SgdOptions::table(),
+      [](const std::vector<GroupSpec>& groups, const GroupOptions& o) -> std::unique_ptr<Optimizer> {
+        return std::make_unique<SGD>(groups, SgdOptions::table().read(o));
+      },
+      "torch.optim.SGD (momentum, dampening, nesterov)"));
+  r.add(optimizer_type(
+      "adam", AdamOptions::table(),
+      [](const std::vector<GroupSpec>& groups, const GroupOptions& o) -> std::unique_ptr<Optimizer> {
+        return std::make_unique<Adam>(groups, AdamOptions::table().read(o));
+      },
+      "torch.optim.Adam (L2 weight decay added to the gradient)"));
+  r.add(optimizer_type(
+      "adamw", AdamWOptions::table(),
+      [](const std::vector<GroupSpec>& groups, const GroupOptions& o) -> std::unique_ptr<Optimizer> {
+        return std::make_unique<AdamW>(groups, AdamWOptions(AdamWOptions::table().read(o)));
+      },
+      "torch.optim.AdamW (decoupled weight decay)"));
 }
 
 }  // namespace
+
+OptimizerRegistry::Entry optimizer_type(std::string type, const OptionList& options, OptimizerMaker make,
+                                        std::string help) {
+  const OptionList* list = &options;
+  auto factory = [list, make = std::move(make)](const YAML::Node& node, const std::string& file,
+                                                const NamedParams& params) {
+    const GroupOptions defaults = options_from_yaml(node, file, GroupOptions(*list));
+    const bool split = list->has("weight_decay") && (!node[kSplitKey] || node[kSplitKey].as<bool>());
+    return make(decay_groups(params, split), defaults);
+  };
+  return {std::move(type), keys_of(options), std::move(factory), std::move(help), ""};
+}
 
 OptimizerRegistry& optimizer_registry() {
   static OptimizerRegistry* registry = [] {
@@ -134,24 +147,24 @@ std::unique_ptr<Optimizer> make_optimizer(const YAML::Node& node, const NamedPar
 
 YAML::Node optimizer_to_yaml(const Optimizer& optimizer, bool no_decay_on_bias_and_norm) {
   const GroupOptions& o = optimizer.defaults();
+  const OptionList& list = o.list();
   YAML::Node n;
   n["type"] = optimizer.type();
-  n["lr"] = o.lr;
-  n["weight_decay"] = o.weight_decay;
-  if (optimizer.type() == "sgd") {
-    n["momentum"] = o.momentum;
-    n["dampening"] = o.dampening;
-    n["nesterov"] = o.nesterov;
-  } else {
-    YAML::Node betas(YAML::NodeType::Sequence);
-    betas.push_back(o.beta1);
-    betas.push_back(o.beta2);
-    betas.SetStyle(YAML::EmitterStyle::Flow);
-    n["betas"] = betas;
-    n["eps"] = o.eps;
-    n["amsgrad"] = o.amsgrad;
+  for (size_t i = 0; i < list.size(); i += key_width(list, i)) {
+    const OptionSpec& spec = list.specs()[i];
+    const size_t width = key_width(list, i);
+    if (width > 1) {
+      YAML::Node values(YAML::NodeType::Sequence);
+      for (size_t k = 0; k < width; ++k) values.push_back(o.at(i + k));
+      values.SetStyle(YAML::EmitterStyle::Flow);
+      n[spec.key] = values;
+    } else if (spec.flag) {
+      n[spec.key] = o.at(i) != 0.0;
+    } else {
+      n[spec.key] = o.at(i);
+    }
   }
-  n["no_decay_on_bias_and_norm"] = no_decay_on_bias_and_norm;
+  if (list.has("weight_decay")) n[kSplitKey] = no_decay_on_bias_and_norm;
   return n;
 }
 

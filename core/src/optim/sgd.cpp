@@ -4,32 +4,35 @@
 
 #include "ingot/base/error.h"
 #include "ingot/ops/multi_tensor.h"
+#include "ingot/runtime/op_info.h"
 
 namespace ingot::optim {
 
-GroupOptions SgdOptions::group_options() const {
-  GroupOptions o;
-  o.lr = lr;
-  o.momentum = momentum;
-  o.dampening = dampening;
-  o.weight_decay = weight_decay;
-  o.nesterov = nesterov;
-  return o;
+const OptionTable<SgdOptions>& SgdOptions::table() {
+  static const OptionTable<SgdOptions> t =
+      OptionTable<SgdOptions>()
+          .number("lr", &SgdOptions::lr, at_least(0.0), "learning rate, scaled by the schedule")
+          .number("weight_decay", &SgdOptions::weight_decay, at_least(0.0), "L2 penalty added to the gradient")
+          .number("momentum", &SgdOptions::momentum, at_least(0.0), "momentum factor")
+          .number("dampening", &SgdOptions::dampening, closed(0.0, 1.0), "dampening for momentum")
+          .flag("nesterov", &SgdOptions::nesterov, "Nesterov momentum (needs momentum > 0 and dampening 0)");
+  return t;
 }
 
 SGD::SGD(const std::vector<Tensor>& params, const SgdOptions& options) : SGD(single_group(params), options) {}
 
-SGD::SGD(const std::vector<GroupSpec>& groups, const SgdOptions& options) : Optimizer(options.group_options()) {
+SGD::SGD(const std::vector<GroupSpec>& groups, const SgdOptions& options)
+    : Optimizer(SgdOptions::table().write(options)) {
   size_t total = 0;
   for (const GroupSpec& g : groups) total += g.params.size();
   INGOT_CHECK_AS(total > 0, ConfigError, "SGD: got an empty parameter list (does the model have parameters?)");
   for (const GroupSpec& g : groups) add_param_group(g);
 }
 
-void SGD::check_options(const GroupOptions& o) const {
-  INGOT_CHECK_AS(o.lr >= 0.0, ConfigError, "SGD: lr is {}, expected >= 0", o.lr);
-  INGOT_CHECK_AS(o.momentum >= 0.0, ConfigError, "SGD: momentum is {}, expected >= 0", o.momentum);
-  INGOT_CHECK_AS(o.weight_decay >= 0.0, ConfigError, "SGD: weight_decay is {}, expected >= 0", o.weight_decay);
+int SGD::state_tensors_per_param() const { return defaults().get("momentum") > 0.0 ? 1 : 0; }
+
+void SGD::check_options(const GroupOptions& options) const {
+  const SgdOptions o = SgdOptions::table().read(options);
   INGOT_CHECK_AS(!o.nesterov || (o.momentum > 0.0 && o.dampening == 0.0), ConfigError,
                  "SGD: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", o.momentum,
                  o.dampening);
@@ -37,12 +40,13 @@ void SGD::check_options(const GroupOptions& o) const {
 
 void SGD::update_group(const ParamGroup& group, const std::vector<ParamState*>& states,
                        const std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
-  ingot::SgdOptions op;
-  op.lr = group.options.lr;
-  op.momentum = group.options.momentum;
-  op.dampening = group.options.dampening;
-  op.weight_decay = group.options.weight_decay;
-  op.nesterov = group.options.nesterov;
+  const SgdOptions o = SgdOptions::table().read(group.options);
+  auto op = make_attr<ingot_attr_sgd>();
+  op.lr = o.lr;
+  op.momentum = o.momentum;
+  op.dampening = o.dampening;
+  op.weight_decay = o.weight_decay;
+  op.nesterov = o.nesterov;
   if (op.momentum == 0.0) {
     sgd_update(params, grads, {}, op);
     return;

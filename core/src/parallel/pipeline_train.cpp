@@ -18,7 +18,7 @@ std::vector<double> run_pipeline_parallel_epoch(PipelineParallel& pipeline, data
     if (!batch) break;
     const int64_t step = options.first_step + static_cast<int64_t>(losses.size());
     if (optimizer != nullptr) {
-      for (optim::ParamGroup& g : optimizer->param_groups()) g.options.lr = schedule.lr(step, g.initial_lr);
+      for (optim::ParamGroup& g : optimizer->param_groups()) g.options.set_lr(schedule.lr(step, g.initial_lr));
       optimizer->zero_grad();
     }
     losses.push_back(pipeline.train_step(batch->inputs, batch->targets, loss_fn, options.micro_batches));

@@ -9,23 +9,22 @@
 namespace ingot {
 namespace {
 
+// Bytes per element (names: the ABI header's ingot_dtype_name, which kernel plugins share).
 struct DTypeRow {
   DType type;
   int64_t size;
-  std::string_view name;
-  std::string_view short_name;
 };
 
 constexpr std::array<DTypeRow, kDTypeCount> kRows{{
-    {DType::F32, 4, "float32", "f32"},
-    {DType::F64, 8, "float64", "f64"},
-    {DType::F16, 2, "float16", "f16"},
-    {DType::BF16, 2, "bfloat16", "bf16"},
-    {DType::I8, 1, "int8", "i8"},
-    {DType::U8, 1, "uint8", "u8"},
-    {DType::I32, 4, "int32", "i32"},
-    {DType::I64, 8, "int64", "i64"},
-    {DType::Bool, 1, "bool", "bool"},
+    {DType::F32, 4},
+    {DType::F64, 8},
+    {DType::F16, 2},
+    {DType::BF16, 2},
+    {DType::I8, 1},
+    {DType::U8, 1},
+    {DType::I32, 4},
+    {DType::I64, 8},
+    {DType::Bool, 1},
 }};
 
 const DTypeRow& row(DType t) {
@@ -37,11 +36,11 @@ const DTypeRow& row(DType t) {
 }  // namespace
 
 int64_t dtype_size(DType t) { return row(t).size; }
-std::string_view dtype_name(DType t) { return row(t).name; }
+std::string_view dtype_name(DType t) { return ingot_dtype_name(static_cast<int32_t>(row(t).type), 0); }
 
 DType dtype_from_name(std::string_view name) {
-  for (const auto& r : kRows)
-    if (r.name == name || r.short_name == name) return r.type;
+  for (int32_t d = 0; d < kDTypeCount; ++d)
+    if (name == ingot_dtype_name(d, 0) || name == ingot_dtype_name(d, 1)) return static_cast<DType>(d);
   if (name == "float") return DType::F32;
   if (name == "double") return DType::F64;
   if (name == "half") return DType::F16;

@@ -124,9 +124,7 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   // First, so gradients are averaged before any other callback reads them.
   if (ddp) s->callbacks.insert(s->callbacks.begin(), std::make_unique<DataParallelCallback>(*group, parallel));
   // Memory, before training allocates any of it: refused here rather than killed later.
-  const YAML::Node opt = optim::optimizer_to_yaml(*s->optimizer, true);
-  const int state = opt["type"].as<std::string>() == "sgd" ? (opt["momentum"].as<double>() > 0.0 ? 1 : 0)
-                                                           : (opt["amsgrad"] && opt["amsgrad"].as<bool>() ? 3 : 2);
+  const int state = s->optimizer->state_tensors_per_param();
   // Datasets hold their samples as f32 in host memory.
   const int64_t dataset_bytes =
       (s->loaders.train->dataset().size() + s->loaders.test->dataset().size()) * sample.numel() * 4;

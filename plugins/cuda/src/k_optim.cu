@@ -21,12 +21,14 @@ struct TensorList {
   int count;
 };
 
+// The op's attributes as the ABI gives them, and whether the momentum buffer is read.
 struct SgdArgs {
-  double lr, momentum, dampening, weight_decay;
-  int nesterov, first_step, use_buf;
+  ingot_attr_sgd a;
+  int use_buf;
 };
 
-__global__ void sgd_kernel(TensorList t, SgdArgs a) {
+__global__ void sgd_kernel(TensorList t, SgdArgs args) {
+  const ingot_attr_sgd& a = args.a;
   const int k = blockIdx.y;
   const int64_t n = t.numel[k];
   void* p = t.ptr[0][k];
@@ -35,7 +37,7 @@ __global__ void sgd_kernel(TensorList t, SgdArgs a) {
   INGOT_GRID_STRIDE(i, n) {
     const double w = load_as<double>(p, t.dtype[0][k], i);
     double d = load_as<double>(g, t.dtype[1][k], i) + a.weight_decay * w;
-    if (a.use_buf) {
+    if (args.use_buf) {
       const double m = a.first_step ? d : a.momentum * load_as<double>(b, t.dtype[2][k], i) + (1.0 - a.dampening) * d;
       store_as<double>(b, t.dtype[2][k], i, m);
       const double mr = load_as<double>(b, t.dtype[2][k], i);
@@ -45,12 +47,14 @@ __global__ void sgd_kernel(TensorList t, SgdArgs a) {
   }
 }
 
+// The op's attributes and the step's bias corrections, computed once on the host.
 struct AdamArgs {
-  double lr, beta1, beta2, eps, weight_decay, step_size, bias2_sqrt;
-  int decoupled, amsgrad;
+  ingot_attr_adam a;
+  double step_size, bias2_sqrt;
 };
 
-__global__ void adam_kernel(TensorList t, AdamArgs a) {
+__global__ void adam_kernel(TensorList t, AdamArgs args) {
+  const ingot_attr_adam& a = args.a;
   const int k = blockIdx.y;
   const int64_t n = t.numel[k];
   INGOT_GRID_STRIDE(i, n) {
@@ -71,8 +75,8 @@ __global__ void adam_kernel(TensorList t, AdamArgs a) {
       vr = fmax(vr, load_as<double>(t.ptr[4][k], t.dtype[4][k], i));
       store_as<double>(t.ptr[4][k], t.dtype[4][k], i, vr);
     }
-    const double denom = sqrt(vr) / a.bias2_sqrt + a.eps;
-    store_as<double>(t.ptr[0][k], t.dtype[0][k], i, w - a.step_size * mr / denom);
+    const double denom = sqrt(vr) / args.bias2_sqrt + a.eps;
+    store_as<double>(t.ptr[0][k], t.dtype[0][k], i, w - args.step_size * mr / denom);
   }
 }
 
@@ -245,13 +249,11 @@ void optim_run(const sdk::OpCall& c, const Launch& l) {
   if (c.op == INGOT_OP_GLOBAL_NORM) return global_norm(c, l);
   if (c.op == INGOT_OP_SGD_UPDATE) {
     const auto& a = sdk::attr<ingot_attr_sgd>(c.attrs);
-    const SgdArgs args{a.lr, a.momentum, a.dampening, a.weight_decay, a.nesterov, a.first_step, a.momentum != 0.0};
-    return launch_groups(c, 3, sgd_kernel, args, l);
+    return launch_groups(c, 3, sgd_kernel, SgdArgs{a, a.momentum != 0.0}, l);
   }
   const auto& a = sdk::attr<ingot_attr_adam>(c.attrs);
   const double step = static_cast<double>(a.step);
-  const AdamArgs args{a.lr,          a.beta1, a.beta2, a.eps, a.weight_decay, a.lr / (1.0 - std::pow(a.beta1, step)),
-                      std::sqrt(1.0 - std::pow(a.beta2, step)), a.decoupled, a.amsgrad};
+  const AdamArgs args{a, a.lr / (1.0 - std::pow(a.beta1, step)), std::sqrt(1.0 - std::pow(a.beta2, step))};
   launch_groups(c, a.amsgrad ? 5 : 4, adam_kernel, args, l);
 }
 

@@ -17,12 +17,12 @@
 #include "cuda_check.h"
 #include "device_requirements.h"
 #include "ingot/plugin/sdk.h"
+#include "ingot/plugin/sdk_gpu_probe.h"
 
 namespace {
 
 using ingot::cuda::DeviceSelection;
-
-std::string cuda_version_str(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+using ingot::sdk::cuda_version_str;
 
 // cuBLASLt and cuDNN 9 both encode major * 10000 + minor * 100 + patch.
 std::string lib_version_str(size_t v) {
@@ -82,31 +82,28 @@ DeviceSelection select_devices(int count) {
   return ingot::cuda::select_devices(devices, std::getenv("CUDA_VISIBLE_DEVICES"));
 }
 
-// cudaGetDeviceCount answers error 35 (cudaErrorInsufficientDriver) both when libcuda.so.1 is
-// missing and when it is too old; the driver version tells the two apart.
-bool cuda_probe(std::string& reason) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
+// The device count call's outcome and the versions, for the SDK's shared wording of the reason.
+ingot::sdk::GpuProbeFacts probe_facts() {
+  ingot::sdk::GpuProbeFacts f;
+  const cudaError_t e = cudaGetDeviceCount(&f.device_count);
   (void)cudaGetLastError();
-  int driver = 0, runtime = 0;
-  (void)cudaDriverGetVersion(&driver);
-  (void)cudaRuntimeGetVersion(&runtime);
-  if (e == cudaSuccess && count > 0) {
-    const DeviceSelection s = select_devices(count);
-    if (s.served > 0) return true;
-    reason = "no CUDA device this plugin can use: " + s.problem;
-    return false;
-  }
-  if (e == cudaErrorInsufficientDriver || (e != cudaErrorNoDevice && driver == 0)) {
-    reason = driver == 0 ? "no NVIDIA driver (libcuda.so.1 not found; install the NVIDIA driver to use the GPU)"
-                         : "NVIDIA driver too old: it supports CUDA " + cuda_version_str(driver) +
-                               ", this plugin was built with CUDA " + cuda_version_str(runtime) + " (update the driver)";
-  } else if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
-    reason = "no CUDA device (NVIDIA driver for CUDA " + cuda_version_str(driver) +
-             " present, but no GPU is visible; check CUDA_VISIBLE_DEVICES)";
-  } else {
-    reason = std::string("CUDA unavailable: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
-  }
+  (void)cudaDriverGetVersion(&f.driver_version);
+  (void)cudaRuntimeGetVersion(&f.runtime_version);
+  f.call_ok = e == cudaSuccess;
+  f.no_device_error = e == cudaErrorNoDevice;
+  f.insufficient_driver = e == cudaErrorInsufficientDriver;
+  if (!f.call_ok) f.error = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  return f;
+}
+
+// No usable GPU: the reason in the words nccl_ddp's probe uses too (sdk_gpu_probe.h).
+bool cuda_probe(std::string& reason) {
+  const ingot::sdk::GpuProbeFacts f = probe_facts();
+  reason = ingot::sdk::gpu_probe_reason(f);
+  if (!reason.empty()) return false;
+  const DeviceSelection s = select_devices(f.device_count);
+  if (s.served > 0) return true;
+  reason = "no CUDA device this plugin can use: " + s.problem;
   return false;
 }
 

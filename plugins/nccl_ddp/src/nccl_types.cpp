@@ -26,7 +26,7 @@ ncclDataType_t nccl_dtype(int32_t dtype) {
     case INGOT_I8:
       return ncclInt8;
     default:
-      throw sdk::Failure(INGOT_ERR_UNSUPPORTED, std::string("nccl_ddp: no NCCL type for dtype ") + dtype_name(dtype) +
+      throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "nccl_ddp: no NCCL type for dtype " + sdk::dtype_label(dtype, true) +
                                                     " (supported: f32, f64, f16, bf16, i32, i64, u8, i8)");
   }
 }
@@ -45,14 +45,6 @@ ncclRedOp_t nccl_reduce_op(int32_t op) {
       throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT,
                          "nccl_ddp: unknown reduce op " + std::to_string(op) + " (sum 0, avg 1, max 2, min 3)");
   }
-}
-
-const char* dtype_name(int32_t dtype) {
-  static const char* const names[INGOT_DTYPE_COUNT] = {"f32", "f64", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"};
-  if (dtype >= 0 && dtype < INGOT_DTYPE_COUNT) return names[dtype];
-  static thread_local std::string unknown;
-  unknown = "dtype " + std::to_string(dtype);
-  return unknown.c_str();
 }
 
 }  // namespace ingot::nccl

@@ -15,7 +15,4 @@ ncclDataType_t nccl_dtype(int32_t dtype);
 /// truncates for integers); throws sdk::Failure (INGOT_ERR_INVALID_ARGUMENT) for an unknown op.
 ncclRedOp_t nccl_reduce_op(int32_t op);
 
-/// "f32", "bool", ... for messages ("dtype 42" when unknown).
-const char* dtype_name(int32_t dtype);
-
 }  // namespace ingot::nccl

@@ -8,6 +8,7 @@
 
 #include "comm_timeout.h"
 #include "ingot/plugin/sdk.h"
+#include "ingot/plugin/sdk_gpu_probe.h"
 #include "nccl_communicator.h"
 #include "nccl_library.h"
 
@@ -15,34 +16,23 @@ namespace {
 
 using ingot::nccl::NcclLibrary;
 
-std::string cuda_version_str(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
-// The same reasons, in the same words, as the cuda plugin's probe: cudaGetDeviceCount answers
-// cudaErrorInsufficientDriver both without libcuda.so.1 and with one too old; the driver version
-// tells the two apart.
-bool gpu_present(std::string& reason) {
-  int count = 0, driver = 0, runtime = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
+// The device count call's outcome and the versions, for the SDK's shared wording of the reason.
+ingot::sdk::GpuProbeFacts probe_facts() {
+  ingot::sdk::GpuProbeFacts f;
+  const cudaError_t e = cudaGetDeviceCount(&f.device_count);
   (void)cudaGetLastError();
-  (void)cudaDriverGetVersion(&driver);
-  (void)cudaRuntimeGetVersion(&runtime);
-  if (e == cudaSuccess && count > 0) return true;
-  if (e == cudaErrorInsufficientDriver || (e != cudaErrorNoDevice && driver == 0)) {
-    reason = driver == 0
-                 ? "no NVIDIA driver (libcuda.so.1 not found; install the NVIDIA driver to use the GPU)"
-                 : "NVIDIA driver too old: it supports CUDA " + cuda_version_str(driver) +
-                       ", this plugin was built with CUDA " + cuda_version_str(runtime) + " (update the driver)";
-  } else if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
-    reason = "no CUDA device (NVIDIA driver for CUDA " + cuda_version_str(driver) +
-             " present, but no GPU is visible; check CUDA_VISIBLE_DEVICES)";
-  } else {
-    reason = std::string("CUDA unavailable: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
-  }
-  return false;
+  (void)cudaDriverGetVersion(&f.driver_version);
+  (void)cudaRuntimeGetVersion(&f.runtime_version);
+  f.call_ok = e == cudaSuccess;
+  f.no_device_error = e == cudaErrorNoDevice;
+  f.insufficient_driver = e == cudaErrorInsufficientDriver;
+  if (!f.call_ok) f.error = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  return f;
 }
 
 bool nccl_probe(std::string& reason) {
-  if (!gpu_present(reason)) return false;
+  reason = ingot::sdk::gpu_probe_reason(probe_facts());  // the cuda plugin's words (sdk_gpu_probe.h)
+  if (!reason.empty()) return false;
   try {
     (void)NcclLibrary::instance();
     (void)ingot::nccl::comm_timeout(std::getenv("INGOT_COMM_TIMEOUT_S"));

@@ -3,6 +3,7 @@
 
 #include "ingot/ops/creation.h"
 #include "ingot/ops/multi_tensor.h"
+#include "ingot/runtime/op_info.h"
 #include "test_support.h"
 
 namespace ingot {
@@ -22,13 +23,13 @@ TEST_CASE("global_norm is the norm of all elements, as float32", "[ops][multi_te
 TEST_CASE("sgd_update follows torch.optim.SGD", "[ops][multi_tensor]") {
   const Tensor p = Tensor::from_vector<float>({1, 2}, {2});
   const Tensor g = Tensor::from_vector<float>({0.5, -1}, {2});
-  SgdOptions plain;
+  auto plain = make_attr<ingot_attr_sgd>();
   plain.lr = 0.1;
   sgd_update({p}, {g}, {}, plain);
   CHECK(p.to_vector<float>()[0] == Approx(0.95));
   CHECK(p.to_vector<float>()[1] == Approx(2.1));
   const Tensor buf = zeros({2});
-  SgdOptions mom;
+  auto mom = make_attr<ingot_attr_sgd>();
   mom.lr = 0.1;
   mom.momentum = 0.9;
   mom.first_step = true;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ingot/optim/optimizer.h"
+#include "ingot/optim/option_table.h"
 
 namespace ingot::optim {
 
@@ -15,10 +16,16 @@ struct AdamOptions {
   double weight_decay = 0.0;
   bool amsgrad = false;
 
-  GroupOptions group_options() const;
+  /// Each option's name, range and doc: the `adam` config keys, param-group keys and checkpoint
+  /// scalars.
+  static const OptionTable<AdamOptions>& table();
 };
 struct AdamWOptions : AdamOptions {
   AdamWOptions() { weight_decay = 1e-2; }
+  explicit AdamWOptions(const AdamOptions& o) : AdamOptions(o) {}
+
+  /// Adam's table with AdamW's defaults (the `adamw` type).
+  static const OptionTable<AdamOptions>& table();
 };
 
 /// State per parameter: "exp_avg", "exp_avg_sq" (zeros at the first update), "max_exp_avg_sq"
@@ -29,12 +36,12 @@ class Adam : public Optimizer {
   Adam(const std::vector<GroupSpec>& groups, const AdamOptions& options = {});
 
   std::string type() const override { return decoupled_ ? "adamw" : "adam"; }
+  int state_tensors_per_param() const override { return defaults().flag("amsgrad") ? 3 : 2; }
 
  protected:
   /// AdamW's constructor: decoupled weight decay (param *= 1 - lr * weight_decay first).
   Adam(const std::vector<GroupSpec>& groups, const AdamOptions& options, bool decoupled);
 
-  void check_options(const GroupOptions& o) const override;
   std::vector<std::string> state_names() const override { return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}; }
   void update_group(const ParamGroup& group, const std::vector<ParamState*>& states, const std::vector<Tensor>& params,
                     const std::vector<Tensor>& grads) override;

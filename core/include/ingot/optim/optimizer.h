@@ -4,40 +4,27 @@
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "ingot/optim/group_options.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot::optim {
 
-/// Hyper-parameters of one parameter group; each optimizer reads the ones it uses.
-struct GroupOptions {
-  double lr = 1e-3;
-  double weight_decay = 0.0;
-  double momentum = 0.0;   ///< SGD
-  double dampening = 0.0;  ///< SGD
-  bool nesterov = false;   ///< SGD
-  double beta1 = 0.9;      ///< Adam / AdamW
-  double beta2 = 0.999;    ///< Adam / AdamW
-  double eps = 1e-8;       ///< Adam / AdamW
-  bool amsgrad = false;    ///< Adam / AdamW
-};
-
 /// Parameters updated with the same hyper-parameters.
 struct ParamGroup {
   std::vector<Tensor> params;
-  GroupOptions options;
-  /// The lr that schedules scale (torch's "initial_lr"); 0 when added = options.lr.
+  GroupOptions options;  ///< the optimizer's options; empty = its defaults (add_param_group)
+  /// The lr that schedules scale (torch's "initial_lr"); 0 when added = options.lr().
   double initial_lr = 0.0;
 };
 
-/// Parameters with optional overrides of the optimizer's defaults (torch's param-group dicts).
+/// Parameters with overrides of the optimizer's defaults (torch's param-group dicts).
 struct GroupSpec {
   std::vector<Tensor> params;
-  std::optional<double> lr;
-  std::optional<double> weight_decay;
+  /// Options by name ("lr", "weight_decay", ...; a flag as 0 or 1); each must be the optimizer's.
+  std::map<std::string, double> options;
 };
 
 /// One group of `params` without overrides.
@@ -45,7 +32,8 @@ std::vector<GroupSpec> single_group(const std::vector<Tensor>& params);
 
 /// An optimizer's checkpoint: tensors "state.<i>.<name>" (i = the parameter's index over all
 /// groups in order, like torch) and scalars: "type", "groups", "group.<g>.params",
-/// "group.<g>.<option>" (lr, initial_lr, weight_decay, ...), "state.<i>.step".
+/// "group.<g>.initial_lr", "group.<g>.<option>" for each option the optimizer declares (flags as
+/// true / false), "state.<i>.step".
 struct OptimizerState {
   std::map<std::string, Tensor> tensors;
   std::map<std::string, std::string> scalars;
@@ -57,16 +45,22 @@ struct ParamState {
   int64_t step = 0;
 };
 
-/// Base of SGD, Adam and AdamW. step() runs one fused multi-tensor update per group under
-/// NoGradGuard; parameters whose grad is undefined are skipped (their state does not advance).
+/// Base of SGD, Adam, AdamW and any optimizer an extension adds; it knows their options only as
+/// their OptionList declares them. step() runs one update per group under NoGradGuard; parameters
+/// whose grad is undefined are skipped (their state does not advance).
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
 
-  /// "sgd", "adam" or "adamw" (checked by load_state_dict).
+  /// "sgd", "adam", "adamw" or an extension's type name (checked by load_state_dict).
   virtual std::string type() const = 0;
+  /// The options this optimizer declares: names, defaults, ranges, docs.
+  const OptionList& option_list() const { return defaults_.list(); }
+  /// How many tensors of its parameter's size this optimizer keeps per parameter with its
+  /// defaults, for memory estimates; every name of state_names() unless overridden.
+  virtual int state_tensors_per_param() const { return static_cast<int>(state_names().size()); }
 
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
@@ -75,7 +69,8 @@ class Optimizer {
   /// Adds a group; unspecified options take the optimizer's defaults. A parameter may belong to
   /// one group only.
   void add_param_group(const GroupSpec& spec);
-  /// Adds a group with every option given.
+  /// Adds a group with every option given (options of this optimizer's list), or with the
+  /// defaults when group.options is empty.
   void add_param_group(ParamGroup group);
 
   /// One update of every parameter that has a gradient.
@@ -97,10 +92,12 @@ class Optimizer {
   const ParamState& state(size_t group, size_t index) const { return state_.at(group).at(index); }
 
  protected:
-  explicit Optimizer(GroupOptions defaults) : defaults_(defaults) {}
+  /// `defaults` are options of the optimizer's OptionList, which must have a number "lr".
+  explicit Optimizer(GroupOptions defaults);
 
-  /// Throws ConfigError for options this optimizer rejects (negative lr, ...).
-  virtual void check_options(const GroupOptions& options) const = 0;
+  /// Throws ConfigError for a combination of options that their ranges cannot rule out (SGD:
+  /// nesterov without momentum); each option's range has been checked already.
+  virtual void check_options(const GroupOptions& options) const;
   /// Names of the per-parameter state tensors this optimizer may keep.
   virtual std::vector<std::string> state_names() const = 0;
   /// Updates `params` (those of `group` that have a gradient) with `grads`; states[k] belongs to

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "ingot/config/type_registry.h"
 #include "ingot/optim/optimizer.h"
+#include "ingot/optim/option_list.h"
 
 namespace ingot::optim {
 
@@ -23,10 +25,22 @@ using NamedParams = std::vector<std::pair<std::string, Tensor>>;
 std::vector<GroupSpec> decay_groups(const NamedParams& params, bool split = true);
 
 /// Optimizers by `type:` (sgd, adam, adamw and any an extension adds), each with its own keys
-/// besides the common lr, weight_decay and no_decay_on_bias_and_norm (default true). Defaults
-/// are torch's.
+/// (optimizer_type). Defaults are torch's.
 using OptimizerRegistry = config::TypeRegistry<std::unique_ptr<Optimizer>, const NamedParams&>;
 OptimizerRegistry& optimizer_registry();
+
+/// Builds an optimizer over parameter groups with `defaults` (options of its OptionList).
+using OptimizerMaker =
+    std::function<std::unique_ptr<Optimizer>(const std::vector<GroupSpec>& groups, const GroupOptions& defaults)>;
+
+/// The registry entry of an optimizer type whose config keys are its `options` (a list key such
+/// as betas for options that share one) plus, when it has weight_decay, no_decay_on_bias_and_norm
+/// (default true: decay_groups). `options` must outlive the registry (declare it as a
+/// function-local static). Built-ins and extensions register optimizers through it:
+///
+///     registry.optimizers.add(optimizer_type("lion", LionOptions::table(), make_lion, "Lion"));
+OptimizerRegistry::Entry optimizer_type(std::string type, const OptionList& options, OptimizerMaker make,
+                                        std::string help);
 
 /// Builds the optimizer of a `train.optimizer:` map over `params`. Throws ConfigError
 /// "FILE:LINE: ..." naming the key (a key of another type, a bad betas list, nesterov without
@@ -34,8 +48,8 @@ OptimizerRegistry& optimizer_registry();
 std::unique_ptr<Optimizer> make_optimizer(const YAML::Node& node, const NamedParams& params, const std::string& file,
                                           const std::string& path = "train.optimizer");
 
-/// The resolved config of an optimizer built by make_optimizer (type and every option of its
-/// defaults), for config.resolved.yaml.
+/// The resolved config of an optimizer (type and every option of its defaults, in its
+/// OptionList's order), for config.resolved.yaml.
 YAML::Node optimizer_to_yaml(const Optimizer& optimizer, bool no_decay_on_bias_and_norm);
 
 /// optimizer_to_yaml of the optimizer a `train.optimizer:` map describes, before there is a model

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ingot/optim/optimizer.h"
+#include "ingot/optim/option_table.h"
 
 namespace ingot::optim {
 
@@ -14,7 +15,9 @@ struct SgdOptions {
   double weight_decay = 0.0;
   bool nesterov = false;
 
-  GroupOptions group_options() const;
+  /// Each option's name, range and doc: the `sgd` config keys, param-group keys and checkpoint
+  /// scalars.
+  static const OptionTable<SgdOptions>& table();
 };
 
 /// Momentum buffers ("momentum_buffer") start as the first gradient (torch's first-step rule);
@@ -25,6 +28,7 @@ class SGD final : public Optimizer {
   SGD(const std::vector<GroupSpec>& groups, const SgdOptions& options = {});
 
   std::string type() const override { return "sgd"; }
+  int state_tensors_per_param() const override;
 
  protected:
   void check_options(const GroupOptions& o) const override;

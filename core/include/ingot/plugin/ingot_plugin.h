@@ -46,6 +46,16 @@ typedef enum ingot_dtype {
   INGOT_DTYPE_COUNT = 9
 } ingot_dtype;
 
+/* The name of `dtype` as torch prints it ("float32", "bfloat16", ...), or its short form ("f32",
+ * "bf16", ...) when short_form != 0; NULL for a number outside this header's dtypes. */
+static inline const char* ingot_dtype_name(int32_t dtype, int short_form) {
+  static const char* const names[INGOT_DTYPE_COUNT][2] = {
+      {"float32", "f32"}, {"float64", "f64"}, {"float16", "f16"}, {"bfloat16", "bf16"}, {"int8", "i8"},
+      {"uint8", "u8"},    {"int32", "i32"},   {"int64", "i64"},   {"bool", "bool"},
+  };
+  return (dtype >= 0 && dtype < (int32_t)INGOT_DTYPE_COUNT) ? names[dtype][short_form ? 1 : 0] : NULL;
+}
+
 /* dtype sets used by the op table's dtypes column (bit i = dtype i) */
 #define INGOT_DTYPES_FLOAT ((1u << INGOT_F32) | (1u << INGOT_F64) | (1u << INGOT_F16) | (1u << INGOT_BF16))
 #define INGOT_DTYPES_INT ((1u << INGOT_I8) | (1u << INGOT_U8) | (1u << INGOT_I32) | (1u << INGOT_I64))

@@ -130,6 +130,13 @@ inline int64_t dtype_size(int32_t dtype) {
   }
 }
 
+/// ingot_dtype_name for messages: "float32" ("f32" with short_form), "dtype 12" for a number this
+/// SDK does not know.
+inline std::string dtype_label(int32_t dtype, bool short_form = false) {
+  const char* name = ingot_dtype_name(dtype, short_form ? 1 : 0);
+  return name != nullptr ? std::string(name) : "dtype " + std::to_string(dtype);
+}
+
 /// Address of the first element.
 template <class T = void>
 T* data_ptr(const ingot_tensor_desc& d) {

@@ -17,31 +17,6 @@ std::string shape_str(const ingot_tensor_desc& d) {
   return s + "]";
 }
 
-const char* dtype_str(int32_t dtype) {
-  switch (dtype) {
-    case INGOT_F32:
-      return "float32";
-    case INGOT_F64:
-      return "float64";
-    case INGOT_F16:
-      return "float16";
-    case INGOT_BF16:
-      return "bfloat16";
-    case INGOT_I8:
-      return "int8";
-    case INGOT_U8:
-      return "uint8";
-    case INGOT_I32:
-      return "int32";
-    case INGOT_I64:
-      return "int64";
-    case INGOT_BOOL:
-      return "bool";
-    default:
-      return "unknown dtype";
-  }
-}
-
 const char* op_name(int32_t op) {
   if (op < 0 || op >= INGOT_OP_COUNT) return "unknown op";
   return kOpNames[op];
@@ -55,7 +30,7 @@ void expect_arity(const sdk::OpCall& c, int n_in, int n_out) {
 
 void expect_dtype(const sdk::OpCall& c, const ingot_tensor_desc& d, int32_t dtype, const char* what) {
   if (d.dtype != dtype) {
-    fail("{}: {} is {}, expected {}", op_name(c.op), what, dtype_str(d.dtype), dtype_str(dtype));
+    fail("{}: {} is {}, expected {}", op_name(c.op), what, sdk::dtype_label(d.dtype), sdk::dtype_label(dtype));
   }
 }
 

@@ -12,8 +12,6 @@ namespace ingot::reference {
 
 /// "[2, 3]" for a descriptor's shape.
 std::string shape_str(const ingot_tensor_desc& d);
-/// "float32", "int64", ... for an ABI dtype.
-const char* dtype_str(int32_t dtype);
 /// Name of an op kind ("conv2d").
 const char* op_name(int32_t op);
 

@@ -31,7 +31,8 @@ bool may_overlap(const ingot_tensor_desc& a, const ingot_tensor_desc& b) {
 }  // namespace
 
 void copy_strided(const ingot_tensor_desc& dst, const ingot_tensor_desc& src, int32_t op) {
-  if (dst.dtype != src.dtype) fail("{}: copy from {} into {}", op_name(op), dtype_str(src.dtype), dtype_str(dst.dtype));
+  if (dst.dtype != src.dtype)
+    fail("{}: copy from {} into {}", op_name(op), sdk::dtype_label(src.dtype), sdk::dtype_label(dst.dtype));
   NdIter it(dst);
   const int o = it.add(dst.strides);
   const int i = it.add_broadcast(src, op);

@@ -15,7 +15,7 @@ void run_dropout(const sdk::OpCall& c) {
   const ingot_tensor_desc& x = c.in[0];
   const ingot_tensor_desc& y = c.out[0];
   const ingot_tensor_desc& keep = c.out[1];
-  if (!is_float_dtype(x.dtype)) fail("dropout: input is {}, expected floating point", dtype_str(x.dtype));
+  if (!is_float_dtype(x.dtype)) fail("dropout: input is {}, expected floating point", sdk::dtype_label(x.dtype));
   if (!(a.a >= 0.0 && a.a <= 1.0)) fail("dropout: p = {} is not in [0, 1]", a.a);
   expect_dtype(c, y, x.dtype, "output 0");
   expect_dtype(c, keep, INGOT_BOOL, "output 1");

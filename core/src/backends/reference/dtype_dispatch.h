@@ -99,7 +99,7 @@ decltype(auto) visit_float(const sdk::OpCall& c, int32_t dtype, F&& f) {
     case INGOT_BF16:
       return f(Tag<BFloat16>{});
     default:
-      fail("{}: dtype {} is not supported (floating point only)", op_name(c.op), dtype_str(dtype));
+      fail("{}: dtype {} is not supported (floating point only)", op_name(c.op), sdk::dtype_label(dtype));
   }
 }
 

@@ -20,7 +20,7 @@ int64_t load_index(const sdk::OpCall& c, const ingot_tensor_desc& index, int64_t
 
 void expect_index_dtype(const sdk::OpCall& c, const ingot_tensor_desc& index) {
   if (index.dtype != INGOT_I64 && index.dtype != INGOT_I32) {
-    fail("{}: index is {}, expected int64", op_name(c.op), dtype_str(index.dtype));
+    fail("{}: index is {}, expected int64", op_name(c.op), sdk::dtype_label(index.dtype));
   }
 }
 
@@ -38,8 +38,8 @@ void run_concat(const sdk::OpCall& c) {
     bool fits = in.ndim == out.ndim && in.dtype == out.dtype;
     for (int d = 0; fits && d < in.ndim; ++d) fits = d == axis || in.shape[d] == out.shape[d];
     if (!fits || start + in.shape[axis] > out.shape[axis]) {
-      fail("concat: input {} {} ({}) does not fit output {} ({}) along axis {}", k, shape_str(in), dtype_str(in.dtype),
-           shape_str(out), dtype_str(out.dtype), axis);
+      fail("concat: input {} {} ({}) does not fit output {} ({}) along axis {}", k, shape_str(in),
+           sdk::dtype_label(in.dtype), shape_str(out), sdk::dtype_label(out.dtype), axis);
     }
     copy_strided(narrow(out, axis, start, in.shape[axis]), in, c.op);
     start += in.shape[axis];

@@ -19,7 +19,8 @@ void run_global_norm(const sdk::OpCall& c) {
   double sum = 0.0;
   for (int k = 0; k < c.n_in; ++k) {
     const ingot_tensor_desc& t = c.in[k];
-    if (!is_float_dtype(t.dtype)) fail("global_norm: input {} is {}, expected floating point", k, dtype_str(t.dtype));
+    if (!is_float_dtype(t.dtype))
+      fail("global_norm: input {} is {}, expected floating point", k, sdk::dtype_label(t.dtype));
     const void* base = sdk::data_ptr(t);
     NdIter it(t);
     const int i = it.add(t.strides);

@@ -88,10 +88,11 @@ struct Epilogue {
 Epilogue operands(const sdk::OpCall& c, int32_t has_bias, int32_t activation, int64_t channels) {
   const int32_t out = c.out[0].dtype;
   if (out != INGOT_F32 && out != INGOT_I32 && !is_q8(out)) {
-    fail("{}: output dtype {} (f32, i32, u8 or i8)", op_name(c.op), dtype_str(out));
+    fail("{}: output dtype {} (f32, i32, u8 or i8)", op_name(c.op), sdk::dtype_label(out));
   }
   expect_arity(c, 6 + (has_bias ? 1 : 0) + (is_q8(out) ? 2 : 0), 1);
-  if (!is_q8(c.in[0].dtype)) fail("{}: x is {}, expected uint8 or int8", op_name(c.op), dtype_str(c.in[0].dtype));
+  if (!is_q8(c.in[0].dtype))
+    fail("{}: x is {}, expected uint8 or int8", op_name(c.op), sdk::dtype_label(c.in[0].dtype));
   expect_dtype(c, c.in[3], INGOT_I8, "w");
   if (out == INGOT_I32 && (has_bias || activation != INGOT_ACT_NONE)) {
     fail("{}: an int32 output takes no bias and no activation", op_name(c.op));
@@ -136,11 +137,11 @@ void run_quantize(const sdk::OpCall& c) {
   expect_arity(c, 3, 1);
   const ingot_tensor_desc& x = c.in[0];
   const ingot_tensor_desc& y = c.out[0];
-  if (!is_q8(y.dtype)) fail("quantize: output dtype {} (uint8 or int8)", dtype_str(y.dtype));
+  if (!is_q8(y.dtype)) fail("quantize: output dtype {} (uint8 or int8)", sdk::dtype_label(y.dtype));
   expect_same_shape(c, x, y, "x", "output");
   const auto& a = sdk::attr<ingot_attr_quantize>(c.attrs);
   if (a.quant_min < q_lo(y.dtype) || a.quant_min > a.quant_max || a.quant_max > q_hi(y.dtype)) {
-    fail("quantize: quant range [{}, {}] outside {}", a.quant_min, a.quant_max, dtype_str(y.dtype));
+    fail("quantize: quant range [{}, {}] outside {}", a.quant_min, a.quant_max, sdk::dtype_label(y.dtype));
   }
   const ChannelWalk walk = channel_walk(c, x, sdk::numel(c.in[1]));
   const Params p = read_params(c, 1, walk.channels, "x");

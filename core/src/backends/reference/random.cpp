@@ -13,7 +13,7 @@ void run_random(const sdk::OpCall& c) {
   const auto& a = sdk::attr<ingot_attr_rng>(c.attrs);
   const ingot_tensor_desc& out = c.out[0];
   if (c.op != INGOT_OP_BERNOULLI && !is_float_dtype(out.dtype)) {
-    fail("{}: output is {}, expected floating point", op_name(c.op), dtype_str(out.dtype));
+    fail("{}: output is {}, expected floating point", op_name(c.op), sdk::dtype_label(out.dtype));
   }
   const bool f64 = out.dtype == INGOT_F64;
   void* base = sdk::data_ptr(out);

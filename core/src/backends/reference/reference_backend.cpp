@@ -132,7 +132,7 @@ class ReferenceBackend final : public sdk::ComputeImpl {
       throw sdk::Failure(INGOT_ERR_UNSUPPORTED,
                          fmt::format("{}: the reference backend needs strided host tensors of a supported dtype "
                                      "(got {})",
-                                     op_name(c.op), p != nullptr ? dtype_str(p->dtype) : "no tensors"));
+                                     op_name(c.op), p != nullptr ? sdk::dtype_label(p->dtype) : "no tensors"));
     }
     check_data(c);
     kernel_for(c.op)(c);

@@ -1,0 +1,179 @@
+// EpochRun: an epoch's micro-batches and the optimizer step (or skip) that ends each accumulation
+// group, in the order callback.h documents.
+#include "epoch_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ingot/ops/elementwise.h"
+#include "ingot/optim/clip_grad.h"
+#include "ingot/train/interrupt.h"
+
+namespace ingot::train {
+
+namespace {
+
+/// Sets every group's lr from the schedule at `step`; returns the first group's.
+double apply_schedule(optim::Optimizer& opt, const optim::LrSchedule& schedule, int64_t step) {
+  double first = 0.0;
+  bool have = false;
+  for (optim::ParamGroup& g : opt.param_groups()) {
+    g.options.set_lr(schedule.lr(step, g.initial_lr));
+    if (!have) first = g.options.lr();
+    have = true;
+  }
+  return first;
+}
+
+/// The next batch on the model's device, timed as the step's "data" phase.
+std::optional<data::Batch> next_batch(DeviceFeeder& feeder) {
+  const ProfileScope profile("data", "step");
+  return feeder.next();
+}
+
+double seconds_since(EpochRun::Clock::time_point t0) {
+  return std::chrono::duration<double>(EpochRun::Clock::now() - t0).count();
+}
+
+/// Starts the loader's epoch (before the feeder that reads it exists).
+data::DataLoader& begin_epoch(LoopParts& loop, int64_t epoch) {
+  loop.state.epoch = epoch;
+  loop.ctx.loader->begin_epoch(epoch, loop.position.batch);
+  return *loop.ctx.loader;
+}
+
+}  // namespace
+
+LoopParts::LoopParts(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan, TrainPosition& position,
+                     const StepEnd& on_step_end)
+    : ctx(ctx),
+      config(config),
+      plan(plan),
+      position(position),
+      on_step_end(on_step_end),
+      model(*ctx.model),
+      opt(*ctx.optimizer),
+      params(model.parameters()),
+      state{model, opt, position},
+      callbacks(ctx.callbacks),
+      anomaly(config.detect_anomaly ? std::make_unique<AnomalyDetector>(model) : nullptr),
+      scaler(ctx.scaler != nullptr && ctx.scaler->enabled() ? ctx.scaler : nullptr),
+      gate(config, model, scaler, anomaly.get()),
+      observer(ctx, plan, config.log_every, scaler) {}
+
+EpochRun::EpochRun(LoopParts& loop, int64_t epoch)
+    : loop_(loop), epoch_(epoch), feeder_(begin_epoch(loop, epoch), loop.model.device(), loop.ctx.prefetch) {
+  loop.observer.epoch_started(epoch);
+  loop.model.train();
+  loop.opt.zero_grad();
+  epoch_start_ = step_start_ = Clock::now();
+}
+
+bool EpochRun::run() {
+  while (auto batch = next_batch(feeder_)) {
+    micro_batch(*batch);
+    const bool last_of_epoch = batch->index + 1 == loop_.plan.batches_per_epoch;
+    if (micro_ < loop_.config.accumulate && !last_of_epoch) continue;
+    if (finish_group(*batch)) return true;
+  }
+  return false;
+}
+
+void EpochRun::stop_feeding() {
+  feeder_.reset();
+  loop_.ctx.loader->stop();
+}
+
+void EpochRun::micro_batch(const data::Batch& batch) {
+  LoopParts& l = loop_;
+  if (l.anomaly && micro_ == 0) l.anomaly->clear();  // a group begins
+  lr_ = apply_schedule(l.opt, *l.ctx.schedule, l.position.step);
+  l.state.lr = lr_;
+  // Each micro-batch's loss is divided by the size of its group: the group's gradient is the
+  // mean over its batches, a short last group of the epoch included (as one large batch).
+  const int64_t group_size = std::min(l.config.accumulate, l.plan.batches_per_epoch - (batch.index - micro_));
+  l.state.last_micro_batch = micro_ + 1 == group_size;
+  l.callbacks.step_begin(l.state, batch);
+  ProfileScope phase("forward", "step");
+  if (l.config.amp.enabled && !l.autocast) l.autocast.emplace(l.config.amp.dtype, l.params);
+  const Tensor logits = l.model(batch.inputs);
+  const Tensor loss = l.callbacks.with_extra_losses(l.state, batch, logits, l.config.loss(logits, batch.targets));
+  phase.next("backward");
+  const Tensor part = group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss;
+  (l.scaler != nullptr ? l.scaler->scale(part) : part).backward();
+  l.callbacks.after_backward(l.state);
+  const double value = loss.item();
+  phase.end();
+  count(batch, value);
+  l.observer.micro_batch_done(batch, shown_loss_, lr_);
+}
+
+void EpochRun::count(const data::Batch& batch, double value) {
+  ++epoch_batches_;
+  ++micro_;
+  group_images_ += batch.targets.numel();
+  if (std::isfinite(value)) {
+    group_loss_ += value;
+    epoch_loss_ += value;
+    ++finite_batches_;
+  } else if (nonfinite_.empty()) {
+    nonfinite_ = fmt::format("the loss ({})", std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf");
+  }
+  if (finite_batches_ > 0) shown_loss_ = epoch_loss_ / static_cast<double>(finite_batches_);
+}
+
+bool EpochRun::finish_group(const data::Batch& last) {
+  ProfileScope phase("optimizer", "step");
+  loop_.autocast.reset();
+  const StepDecision d = loop_.gate.decide(loop_.position.step + 1, nonfinite_);
+  if (d.outcome == StepOutcome::Step) return step(last, phase);
+  if (d.outcome == StepOutcome::SkipNonFinite) loop_.observer.step_skipped(d.what);
+  return skip_group(last);
+}
+
+bool EpochRun::step(const data::Batch& last, ProfileScope& phase) {
+  LoopParts& l = loop_;
+  l.callbacks.before_optimizer_step(l.state);
+  double grad_norm = -1.0;
+  if (l.config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(l.params, *l.config.clip_grad_norm);
+  if (l.config.clip_grad_value) optim::clip_grad_value_(l.params, *l.config.clip_grad_value);
+  l.opt.step();
+  if (l.scaler != nullptr) l.scaler->update(false);
+  l.callbacks.after_optimizer_step(l.state);
+  l.opt.zero_grad();
+  phase.end();
+  ++l.position.step;
+  consume(last);
+  const double loss = l.callbacks.step_loss(l.state, group_loss_ / static_cast<double>(micro_));
+  l.observer.step_done(
+      {epoch_ + 1, l.position.step, loss, lr_, group_images_, seconds_since(step_start_), grad_norm, l.gate.skipped()});
+  reset_group();
+  // A step checkpoint at the epoch's end would repeat the epoch checkpoint written next.
+  if (l.on_step_end && l.position.batch < l.plan.batches_per_epoch) l.on_step_end(l.position);
+  step_start_ = Clock::now();
+  return l.position.step >= l.plan.total_steps || l.callbacks.agree_to_stop(l.state, interrupted());
+}
+
+bool EpochRun::skip_group(const data::Batch& last) {
+  loop_.opt.zero_grad();
+  consume(last);
+  reset_group();
+  step_start_ = Clock::now();
+  return loop_.callbacks.agree_to_stop(loop_.state, interrupted());
+}
+
+void EpochRun::consume(const data::Batch& last) {
+  loop_.position.batch = last.index + 1;
+  loop_.position.rng = loop_.ctx.dropout_gen->state();
+}
+
+void EpochRun::reset_group() {
+  group_loss_ = 0.0;
+  micro_ = 0;
+  group_images_ = 0;
+  nonfinite_.clear();
+}
+
+}  // namespace ingot::train
