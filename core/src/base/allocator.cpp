@@ -14,10 +14,15 @@ constexpr size_t kAlignment = 64;
 }
 
 size_t CachingHostAllocator::round_size(size_t bytes) {
+  if (bytes > kMaxRequest)
+    throw OutOfMemoryError(
+        fmt::format("host allocation of {} bytes is larger than any machine's memory (limit 256 "
+                    "TiB): check the tensor's shape for an overflowed size",
+                    bytes));
   if (bytes <= 4096) return std::max<size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   // Above 4 KiB: eight classes per power of two bounds the waste to 12.5%.
   size_t pow2 = 4096;
-  while (pow2 * 2 <= bytes) pow2 *= 2;
+  while (pow2 <= bytes / 2) pow2 *= 2;  // (pow2 * 2 could wrap to 0 and never pass `bytes`)
   const size_t step = pow2 / 8;
   return (bytes + step - 1) / step * step;
 }

@@ -70,7 +70,7 @@ ingot_tensor_desc spec_desc(const OutputSpec& spec, Device device) {
   d.device_kind = static_cast<int32_t>(device.kind);
   d.device_index = device.index;
   d.layout = INGOT_LAYOUT_STRIDED;
-  d.nbytes = spec.shape.numel() * dtype_size(spec.dtype);
+  d.nbytes = storage_bytes(spec.shape, dtype_size(spec.dtype));
   return d;
 }
 

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "ingot/base/error.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/memory_tracker.h"
@@ -53,8 +56,9 @@ std::string explain_out_of_memory(Device device, size_t bytes, const MemoryStats
   return fmt::format(
       "{}: out of memory: {} ({} bytes) requested, still failing after the cache was emptied; allocated {}, "
       "reserved {}, peak {}; {} ({}): lower the batch size or hold fewer tensors",
-      device.str(), format_memory_bytes(static_cast<int64_t>(bytes)), bytes, format_memory_bytes(s.allocated),
-      format_memory_bytes(s.reserved), format_memory_bytes(s.peak_allocated), budget, why);
+      device.str(), format_memory_bytes(static_cast<int64_t>(std::min<size_t>(bytes, INT64_MAX))), bytes,
+      format_memory_bytes(s.allocated), format_memory_bytes(s.reserved), format_memory_bytes(s.peak_allocated), budget,
+      why);
 }
 
 }  // namespace ingot

@@ -14,7 +14,7 @@ namespace ingot {
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) INGOT_CHECK_SHAPE(d >= 0, "negative dimension in shape {}", shape.str());
   auto impl = std::make_shared<TensorImpl>();
-  const size_t nbytes = static_cast<size_t>(shape.numel() * dtype_size(dtype));
+  const size_t nbytes = static_cast<size_t>(storage_bytes(shape, dtype_size(dtype)));
   std::optional<AllocationLabel> label;  // (inside an op: that op's, with this shape)
   if (MemoryTracker::enabled()) label.emplace(nullptr, "tensor", &shape, dtype);
   impl->storage = std::make_shared<Storage>(nbytes, device, BackendRegistry::instance().allocator(device));

@@ -44,6 +44,21 @@ int64_t Shape::numel() const {
 
 std::string Shape::str() const { return fmt::format("[{}]", fmt::join(begin(), end(), ", ")); }
 
+int64_t storage_bytes(const Shape& shape, int64_t element_size) {
+  int64_t bytes = element_size;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;  // (an empty tensor holds nothing whatever its other dims)
+    overflow = __builtin_mul_overflow(bytes, d, &bytes) || overflow;
+  }
+  if (overflow)
+    throw OutOfMemoryError(
+        fmt::format("a tensor of shape {} would need more than 2^63 bytes: check the shape for an "
+                    "overflowed size",
+                    shape.str()));
+  return bytes;
+}
+
 Shape contiguous_strides(const Shape& shape) {
   Shape s;
   s.resize(shape.size());

@@ -141,3 +141,14 @@ TEST_CASE("caching host allocator reuses blocks and keeps statistics", "[allocat
   CHECK(CachingHostAllocator::round_size(5000) == 5120);
   CHECK(CachingHostAllocator::round_size(1) == 64);
 }
+
+TEST_CASE("storage_bytes: a shape whose byte size passes 2^63 is out of memory, not wrapped", "[tensor][shape]") {
+  using ingot::Shape;
+  CHECK(ingot::storage_bytes(Shape{784, 10}, 4) == 31360);
+  CHECK(ingot::storage_bytes(Shape{}, 8) == 8);
+  CHECK(ingot::storage_bytes(Shape{int64_t{1} << 62, 4, 0}, 4) == 0);  // (empty whatever the other dims)
+  // model.sizes: [784, 3000000000000000, 10]: 9.4e18 bytes of f32 weight.
+  CHECK_THROWS_AS(ingot::storage_bytes(Shape{3000000000000000, 784}, 4), ingot::OutOfMemoryError);
+  CHECK_THROWS_WITH(ingot::Tensor::empty(Shape{3000000000000000, 784}, ingot::DType::F32),
+                    Catch::Matchers::Contains("[3000000000000000, 784] would need more than 2^63 bytes"));
+}

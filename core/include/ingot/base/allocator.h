@@ -55,7 +55,11 @@ class CachingHostAllocator final : public Allocator {
   int64_t limit() const;
 
   /// Size class of a request: 64-byte multiples up to 4 KiB, then 1/8 of a power of two.
+  /// OutOfMemoryError for a request above kMaxRequest (a size that overflowed, say), before any
+  /// arithmetic could wrap around.
   static size_t round_size(size_t bytes);
+  /// Far above any machine's memory and far below SIZE_MAX (2^48 bytes, 256 TiB).
+  static constexpr size_t kMaxRequest = size_t{1} << 48;
 
  private:
   mutable std::mutex mu_;

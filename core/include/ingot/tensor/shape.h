@@ -50,6 +50,10 @@ class Shape {
 
 /// Row-major contiguous strides for a shape.
 Shape contiguous_strides(const Shape& shape);
+/// Bytes of a contiguous tensor of `shape` with `element_size`-byte elements, multiplied with an
+/// overflow check: OutOfMemoryError when they pass 2^63 (a request no machine serves, usually a
+/// size that overflowed), instead of a small number after wrapping around.
+int64_t storage_bytes(const Shape& shape, int64_t element_size);
 /// NumPy broadcasting of two shapes; throws ShapeError naming both.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 /// Wraps a possibly negative axis into [0, ndim); throws ShapeError when out of range.
