@@ -215,7 +215,7 @@ TEST_CASE("csv: a bad value, row or label column gives one line naming file, row
   CHECK(test::input_error_of([&] { load(header); }) == "data.csv: " + f + ": no data rows");
   CHECK(test::input_error_of([&] {
           csv_datasets(f + ".missing", f, {}, Normalize{{}, {}});
-        }).find("data.csv: " + f + ".missing: cannot open the file") == 0);
+        }).find("data.csv: " + f + ".missing: no such file; check data.csv.train / test") == 0);
   CsvOptions o;
   o.label = "kind";
   CHECK_THAT(config_error_of([&] { load(header + "1,2,a\n", o); }),

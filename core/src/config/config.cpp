@@ -4,10 +4,9 @@
 #include "ingot/config/schema.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 
 namespace ingot::config {
 namespace {
@@ -29,7 +28,7 @@ std::vector<std::string> split_path(const std::string& path) {
 
 }  // namespace
 
-Config Config::load(const std::string& path, const Schema& schema) {
+YAML::Node load_yaml(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     throw ConfigError(fmt::format("{}: config file not found", path));
@@ -37,17 +36,12 @@ Config Config::load(const std::string& path, const Schema& schema) {
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError(fmt::format("{}: is a folder, expected a YAML config file", path));
   }
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read the config file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), schema, path);
+  return parse_yaml(read_file(path, kMaxConfigBytes, "a config file"), path);
 }
 
-Config Config::parse(const std::string& text, const Schema& schema, const std::string& file) {
-  YAML::Node root;
+YAML::Node parse_yaml(const std::string& text, const std::string& file) {
   try {
-    root = YAML::Load(text);
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     std::string msg = e.msg;  // yaml-cpp may quote the offending byte itself
     std::erase_if(msg, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
@@ -55,7 +49,12 @@ Config Config::parse(const std::string& text, const Schema& schema, const std::s
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}: cannot parse YAML: {}", file, e.what()));
   }
-  return from_yaml(root, file, schema);
+}
+
+Config Config::load(const std::string& path, const Schema& schema) { return from_yaml(load_yaml(path), path, schema); }
+
+Config Config::parse(const std::string& text, const Schema& schema, const std::string& file) {
+  return from_yaml(parse_yaml(text, file), file, schema);
 }
 
 Config Config::from_yaml(YAML::Node root, const std::string& file, const Schema& schema) {

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <map>
+#include <sstream>
 
 #include "float_samples.h"
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/data/data_config.h"
 
 namespace ingot::data {
@@ -68,10 +70,14 @@ std::vector<std::string> split(const std::string& line, char delimiter) {
 /// `who` is kDataset for the dataset's files (whose names come from data.csv), "" for a table given
 /// elsewhere (ingot predict's input).
 CsvTable read_table(const std::string& path, const CsvOptions& o, const std::string& who, size_t min_columns = 2) {
-  std::ifstream in(path);
-  if (!in)
-    fail(who, fmt::format("{}: cannot open the file; check {} (relative paths start at the working directory)", path,
-                          who.empty() ? "the path" : "data.csv.train / test"));
+  std::istringstream in;
+  try {  // (a regular file only: a FIFO or a device is refused, not read without end)
+    in.str(InputFile(path, who.empty() ? "check the path (relative paths start at the working directory)"
+                                       : "check data.csv.train / test (relative paths start at the working directory)")
+               .read_all(UINT64_MAX, "a CSV file"));
+  } catch (const InputError& e) {
+    fail(who, e.what());
+  }
   CsvTable t;
   t.path = path;
   t.who = who;
@@ -128,7 +134,8 @@ std::vector<float> features_of(const CsvTable& t, size_t label) {
       float v = 0.0f;
       const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
       if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
-        fail(t.who, fmt::format("{} row {}, column {}: '{}' is not {}", t.path, t.lines[r], t.columns[c], s,
+        fail(t.who, fmt::format("{} row {}, column {}: '{}' is not {}", t.path, t.lines[r], printable(t.columns[c]),
+                                printable(s),
                                 ec == std::errc() && end == s.data() + s.size() ? "a finite number" : "a number"));
       out.push_back(v);
     }

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 
 namespace ingot::data {
 namespace {
@@ -119,8 +120,10 @@ IdxArray read_idx_impl(const std::string& path, const std::string& missing_hint,
     fail(path, fmt::format("file not found; {}", missing_hint.empty() ? "check the path" : missing_hint));
   }
   if (std::filesystem::is_directory(path, ec)) fail(path, "is a folder, not an IDX file; give the file's path");
-  GzHandle f(gzopen(path.c_str(), "rb"));
+  InputFile file(path);  // (a FIFO or a device is refused, not read)
+  GzHandle f(gzdopen(file.fd(), "rb"));
   if (!f) fail(path, "cannot be opened for reading; check its permissions");
+  file.release();  // (gzclose closes it)
   gzbuffer(f.get(), 256 * 1024);
 
   const auto not_idx = [&](const std::string& why) {

@@ -9,11 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "image_codecs.h"
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 
 namespace ingot::data {
 namespace {
@@ -34,11 +33,10 @@ bool is_image_path(const std::string& path) {
 
 Image decode_image(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "no such image file; check the path");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot be opened for reading; check its permissions");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "reading failed; check the disk");
+  if (!std::filesystem::exists(path, ec)) fail(path, "no such image file; check the path");
+  const InputFile file(path);  // (a FIFO or a device is refused, not read)
+  std::vector<uint8_t> bytes(static_cast<size_t>(file.size()));
+  file.read_at(bytes.data(), bytes.size(), 0);
   return decode_image(bytes, path);
 }
 

@@ -2,11 +2,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/data/npy.h"
 
 namespace ingot::data {
@@ -39,7 +40,7 @@ void parse_descr(const std::string& value, NpyArray& a, const std::string& sourc
   const auto unsupported = [&] {
     fail(source, fmt::format("unsupported dtype '{}'; use float32, float64, uint8 or a little-endian integer "
                              "type (x.astype(...))",
-                             descr));
+                             printable(descr)));
   };
   if (descr.size() < 3) unsupported();
   const char order = descr[0], kind = descr[1];
@@ -79,9 +80,60 @@ void parse_shape(const std::string& value, NpyArray& a, const std::string& sourc
       }
       dim = -1;
     } else if (ch != ' ' && ch != 'L') {
-      fail(source, fmt::format("not a .npy file: bad 'shape' {}", value.substr(0, end + 1)));
+      fail(source, fmt::format("not a .npy file: bad 'shape' {}", printable(value.substr(0, end + 1))));
     }
   }
+}
+
+/// Where the header dict lies: after the magic, the version and the length field.
+struct HeaderSpan {
+  size_t offset = 0;
+  size_t length = 0;
+};
+
+/// Reads magic, version and header length from the first `n` bytes of a file of `total` bytes.
+HeaderSpan header_span(const uint8_t* bytes, size_t n, uint64_t total, const std::string& source) {
+  if (n < 10 || std::memcmp(bytes, kMagic, 6) != 0)
+    fail(source, "not a .npy file (no \\x93NUMPY magic); save the array with numpy.save");
+  const int major = bytes[6];
+  HeaderSpan span;
+  if (major == 1) {
+    span.length = size_t{bytes[8]} | (size_t{bytes[9]} << 8);
+    span.offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (n < 12) fail(source, "truncated .npy header");
+    span.length = size_t{bytes[8]} | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
+    span.offset = 12;
+  } else {
+    fail(source, fmt::format(".npy format version {} is not supported (1, 2 and 3 are)", major));
+  }
+  if (total < span.offset + span.length)
+    fail(source,
+         fmt::format("truncated: the header needs {} bytes, the file has {}", span.offset + span.length, total));
+  return span;
+}
+
+/// descr, fortran_order and shape of the header dict.
+NpyArray parse_header(const std::string& header, const std::string& source) {
+  NpyArray a;
+  parse_descr(value_of(header, "descr", source), a, source);
+  const std::string fortran = value_of(header, "fortran_order", source);
+  if (fortran.rfind("True", 0) == 0)
+    fail(source, "fortran_order arrays are not supported; save numpy.ascontiguousarray(x)");
+  if (fortran.rfind("False", 0) != 0) fail(source, "not a .npy file: bad 'fortran_order'");
+  parse_shape(value_of(header, "shape", source), a, source);
+  return a;
+}
+
+/// The data after the header (`got` bytes) must be exactly what the shape and dtype need.
+void check_data_size(const NpyArray& a, uint64_t got, const std::string& source) {
+  const uint64_t expected = static_cast<uint64_t>(a.numel()) * static_cast<uint64_t>(a.itemsize);
+  if (got < expected)
+    fail(source, fmt::format("truncated: shape ({}) of {} needs {} bytes of data, the file has {}",
+                             fmt::join(a.shape, ", "), a.dtype_name(), expected, got));
+  if (got > expected)
+    fail(source, fmt::format("{} bytes after the data of shape ({}); the file is damaged", got - expected,
+                             fmt::join(a.shape, ", ")));
 }
 
 }  // namespace
@@ -106,48 +158,30 @@ std::string NpyArray::dtype_name() const {
 }
 
 NpyArray parse_npy(const std::vector<uint8_t>& bytes, const std::string& source) {
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
-    fail(source, "not a .npy file (no \\x93NUMPY magic); save the array with numpy.save");
-  const int major = bytes[6];
-  size_t header_len = 0, offset = 0;
-  if (major == 1) {
-    header_len = size_t{bytes[8]} | (size_t{bytes[9]} << 8);
-    offset = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) fail(source, "truncated .npy header");
-    header_len = size_t{bytes[8]} | (size_t{bytes[9]} << 8) | (size_t{bytes[10]} << 16) | (size_t{bytes[11]} << 24);
-    offset = 12;
-  } else {
-    fail(source, fmt::format(".npy format version {} is not supported (1, 2 and 3 are)", major));
-  }
-  if (bytes.size() < offset + header_len)
-    fail(source,
-         fmt::format("truncated: the header needs {} bytes, the file has {}", offset + header_len, bytes.size()));
-  const std::string header(reinterpret_cast<const char*>(bytes.data() + offset), header_len);
-  NpyArray a;
-  parse_descr(value_of(header, "descr", source), a, source);
-  const std::string fortran = value_of(header, "fortran_order", source);
-  if (fortran.rfind("True", 0) == 0)
-    fail(source, "fortran_order arrays are not supported; save numpy.ascontiguousarray(x)");
-  if (fortran.rfind("False", 0) != 0) fail(source, "not a .npy file: bad 'fortran_order'");
-  parse_shape(value_of(header, "shape", source), a, source);
-  const size_t expected = static_cast<size_t>(a.numel()) * static_cast<size_t>(a.itemsize);
-  const size_t got = bytes.size() - offset - header_len;
-  if (got < expected)
-    fail(source, fmt::format("truncated: shape ({}) of {} needs {} bytes of data, the file has {}",
-                             fmt::join(a.shape, ", "), a.dtype_name(), expected, got));
-  if (got > expected)
-    fail(source, fmt::format("{} bytes after the data of shape ({}); the file is damaged", got - expected,
-                             fmt::join(a.shape, ", ")));
-  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset + header_len), bytes.end());
+  const HeaderSpan span = header_span(bytes.data(), bytes.size(), bytes.size(), source);
+  NpyArray a =
+      parse_header(std::string(reinterpret_cast<const char*>(bytes.data() + span.offset), span.length), source);
+  const size_t data_at = span.offset + span.length;
+  check_data_size(a, bytes.size() - data_at, source);
+  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_at), bytes.end());
   return a;
 }
 
 NpyArray read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open the file; check the path (relative paths start at the working directory)");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_npy(bytes, path);
+  // Only the header is read before the data's size is checked against the file's.
+  const InputFile file(path, "check the path (relative paths start at the working directory)");
+  uint8_t prefix[12] = {};
+  const size_t got = static_cast<size_t>(std::min<uint64_t>(file.size(), sizeof prefix));
+  file.read_at(prefix, got, 0);
+  const HeaderSpan span = header_span(prefix, got, file.size(), path);
+  std::string header(span.length, '\0');
+  file.read_at(header.data(), span.length, span.offset);
+  NpyArray a = parse_header(header, path);
+  const uint64_t data_at = span.offset + span.length;
+  check_data_size(a, file.size() - data_at, path);
+  a.data.resize(file.size() - data_at);
+  file.read_at(a.data.data(), a.data.size(), data_at);
+  return a;
 }
 
 std::vector<float> npy_to_floats(const NpyArray& a, const std::string& source) {
@@ -166,6 +200,13 @@ std::vector<float> npy_to_floats(const NpyArray& a, const std::string& source) {
   } else {
     for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(a.data[i]) / 255.0f;
   }
+  // Refused as the CSV reader refuses them: a NaN or an infinity trains (or predicts) nothing.
+  const size_t per = a.shape.empty() || a.shape[0] == 0 ? n : n / static_cast<size_t>(a.shape[0]);
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(out[i]))
+      fail(source, fmt::format("sample {} holds {} (its value {} of {}){}: every value must be a finite number; fix or "
+                               "drop that sample",
+                               i / per, out[i], i % per, per, a.itemsize == 8 ? " as float32" : ""));
   return out;
 }
 

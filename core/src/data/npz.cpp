@@ -6,10 +6,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <fstream>
-#include <iterator>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/data/npy.h"
 
 namespace ingot::data {
@@ -109,16 +108,17 @@ std::vector<uint8_t> inflate_raw(const Reader& r, const uint8_t* src, const Memb
   inflateEnd(&s);
   if (rc != Z_STREAM_END || produced != m.size)
     fail(r.path, fmt::format("member '{}': corrupt or truncated deflate data ({} of {} bytes); re-save the file",
-                             m.name, produced, m.size));
+                             printable(m.name), produced, m.size));
   return out;
 }
 
 }  // namespace
 
 NpyArray read_npz(const std::string& path, const std::string& key) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open the file; check the path (relative paths start at the working directory)");
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // A regular file only, read to the size it has (a FIFO or a device is refused, not read).
+  const InputFile file(path, "check the path (relative paths start at the working directory)");
+  std::vector<uint8_t> bytes(static_cast<size_t>(file.size()));
+  file.read_at(bytes.data(), bytes.size(), 0);
   const Reader r{bytes, path};
   const std::vector<Member> members = central_directory(r);
   const Member* m = nullptr;
@@ -127,26 +127,35 @@ NpyArray read_npz(const std::string& path, const std::string& key) {
     std::string name = each.name;
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
     if (name == key) m = &each;
-    names.push_back(std::move(name));
+    names.push_back(printable(name));
   }
-  if (m == nullptr) fail(path, fmt::format("no array '{}' in the .npz; it holds: {}", key, fmt::join(names, ", ")));
-  if (m->flags & 1u) fail(path, fmt::format("member '{}' is encrypted; save it with numpy.savez", m->name));
+  if (m == nullptr)
+    fail(path, fmt::format("no array '{}' in the .npz; it holds: {}", printable(key), fmt::join(names, ", ")));
+  if (m->flags & 1u) fail(path, fmt::format("member '{}' is encrypted; save it with numpy.savez", printable(m->name)));
   if (m->method != 0 && m->method != 8)
     fail(path, fmt::format("member '{}' uses zip compression method {}; only stored (0) and deflate (8) are "
                            "supported (numpy.savez / savez_compressed)",
-                           m->name, m->method));
+                           printable(m->name), m->method));
   if (m->size > UINT_MAX || m->compressed > UINT_MAX)
-    fail(path, fmt::format("member '{}' is over 4 GiB; split the data into smaller files", m->name));
+    fail(path, fmt::format("member '{}' is over 4 GiB; split the data into smaller files", printable(m->name)));
   const size_t local = static_cast<size_t>(m->local_offset);
-  if (r.u32(local) != kLocalHeader) fail(path, fmt::format("damaged zip: no local header for '{}'", m->name));
+  if (r.u32(local) != kLocalHeader)
+    fail(path, fmt::format("damaged zip: no local header for '{}'", printable(m->name)));
   const size_t data_at = local + 30 + r.u16(local + 26) + r.u16(local + 28);
   if (data_at + m->compressed > bytes.size() || data_at > bytes.size())
-    fail(path, fmt::format("truncated: member '{}' needs {} bytes, the file ends first", m->name, m->compressed));
+    fail(path,
+         fmt::format("truncated: member '{}' needs {} bytes, the file ends first", printable(m->name), m->compressed));
+  // Deflate expands at most about 1032 to 1: a larger claim is a damaged size, refused before the
+  // buffer for it is allocated.
+  if (m->method == 8 && m->size / 1032 > m->compressed + 1)
+    fail(path, fmt::format("damaged zip: member '{}' claims {} bytes from {} compressed, more than deflate can give",
+                           printable(m->name), m->size, m->compressed));
   const uint8_t* src = bytes.data() + data_at;
   std::vector<uint8_t> member =
       m->method == 0 ? std::vector<uint8_t>(src, src + m->compressed) : inflate_raw(r, src, *m);
   if (m->method == 0 && m->compressed != m->size)
-    fail(path, fmt::format("damaged zip: stored member '{}' has sizes {} and {}", m->name, m->compressed, m->size));
+    fail(path, fmt::format("damaged zip: stored member '{}' has sizes {} and {}", printable(m->name), m->compressed,
+                           m->size));
   uLong crc = crc32(0L, Z_NULL, 0);
   for (size_t done = 0; done < member.size();) {
     const size_t chunk = std::min<size_t>(member.size() - done, UINT_MAX);
@@ -154,8 +163,8 @@ NpyArray read_npz(const std::string& path, const std::string& key) {
     done += chunk;
   }
   if (static_cast<uint32_t>(crc) != m->crc)
-    fail(path, fmt::format("member '{}' fails its CRC-32 check; the file is damaged", m->name));
-  return parse_npy(member, fmt::format("{} (member '{}')", path, m->name));
+    fail(path, fmt::format("member '{}' fails its CRC-32 check; the file is damaged", printable(m->name)));
+  return parse_npy(member, fmt::format("{} (member '{}')", path, printable(m->name)));
 }
 
 }  // namespace ingot::data

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 
 namespace ingot::train {
 namespace {
@@ -30,6 +31,7 @@ void ConsoleTee::discard() { buffer_.discard(); }
 
 void ConsoleTee::Buffer::attach(const std::filesystem::path& path, bool append) {
   std::lock_guard<std::mutex> lock(mutex_);
+  require_regular_file(path);  // (opening a FIFO would wait for a reader)
   file_.open(path, std::ios::binary | (append ? std::ios::app : std::ios::trunc));
   INGOT_CHECK_AS(file_.good(), InputError, "{}: cannot open the console log: {}", path.string(), std::strerror(errno));
   file_ << kept_;

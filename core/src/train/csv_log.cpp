@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/io/atomic_write.h"
 
 namespace ingot::train {
@@ -57,10 +58,9 @@ const char* CsvLog::header() { return "event,epoch,step,time,loss,lr,accuracy,im
 
 CsvLog::CsvLog(std::filesystem::path path, std::optional<int64_t> resume_step) : path_(std::move(path)) {
   bool start = !resume_step || !std::filesystem::exists(path_);
+  require_regular_file(path_);  // (a FIFO would block the open below)
   if (!start) {
-    std::ifstream in(path_, std::ios::binary);
-    INGOT_CHECK_AS(in.good(), InputError, "{}: cannot read the CSV log: {}", path_.string(), std::strerror(errno));
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = InputFile(path_).read_all(UINT64_MAX, "a CSV log");
     std::istringstream lines(text);
     std::ostringstream kept;
     std::string row;

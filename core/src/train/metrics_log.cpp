@@ -9,11 +9,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/io/atomic_write.h"
 #include "ingot/train/memory_watch.h"
 
@@ -105,6 +105,7 @@ MetricsLog::~MetricsLog() {
 
 void MetricsLog::open(bool append) {
   const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append ? 0 : O_TRUNC);
+  require_regular_file(path_);  // (open() would wait for a reader of a FIFO)
   fd_ = ::open(path_.c_str(), flags, 0644);
   INGOT_CHECK_AS(fd_ >= 0, InputError, "{}: cannot open the metrics log: {}", path_.string(), std::strerror(errno));
 }
@@ -147,8 +148,7 @@ void MetricsLog::sync() {
 }
 
 int64_t MetricsLog::truncate_after(int64_t step) {
-  std::ifstream in(path_, std::ios::binary);
-  INGOT_CHECK_AS(in.good(), InputError, "{}: cannot read the metrics log: {}", path_.string(), std::strerror(errno));
+  std::istringstream in(InputFile(path_).read_all(UINT64_MAX, "a metrics log"));
   std::ostringstream kept;
   std::string line;
   int64_t dropped = 0;
@@ -163,7 +163,6 @@ int64_t MetricsLog::truncate_after(int64_t step) {
     }
     kept << line << "\n";
   }
-  in.close();
   ::close(fd_);
   fd_ = -1;
   try {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ingot/base/error.h"
+#include "ingot/config/config.h"
 #include "ingot/config/yaml_text.h"
 
 namespace ingot::train {
@@ -104,10 +105,9 @@ bool extend_training(YAML::Node was, YAML::Node is, const RunDir& run, std::ostr
 bool check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream& out) {
   YAML::Node before;
   try {
-    before = YAML::LoadFile(run.config_path().string());
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}: cannot read the run's config ({}): start over with --force",
-                                 run.config_path().string(), e.what()));
+    before = config::load_yaml(run.config_path().string());
+  } catch (const Error& e) {
+    throw InputError(fmt::format("{} (the run's config): start over with --force", e.what()));
   }
   YAML::Node was_tree = YAML::Clone(before), is_tree = YAML::Clone(now);
   const bool extended = extend_training(was_tree, is_tree, run, out);
@@ -138,9 +138,9 @@ bool check_resume_config(const RunDir& run, const YAML::Node& now, std::ostream&
 void check_resume_world_size(const RunDir& run, int world_size) {
   int before = 1;
   try {
-    const YAML::Node cfg = YAML::LoadFile(run.config_path().string());
+    const YAML::Node cfg = config::load_yaml(run.config_path().string());
     if (const YAML::Node r = cfg["resolved"]; r && r["world_size"]) before = r["world_size"].as<int>();
-  } catch (const YAML::Exception&) {
+  } catch (const std::exception&) {  // (a YAML::Exception or an ingot::Error)
     return;  // check_resume_config names the unreadable file
   }
   if (before != world_size)

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +18,7 @@
 #include <string_view>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/config/yaml_text.h"
 #include "ingot/io/atomic_write.h"
 
@@ -100,7 +100,7 @@ void remove_stale_temps(const fs::path& dir) {
 
 bool valid_stem(const std::string& stem) {
   if (stem.empty() || stem.front() == '.') return false;
-  return stem.find('/') == std::string::npos && stem.find('\0') == std::string::npos;
+  return std::all_of(stem.begin(), stem.end(), [](char c) { return c > ' ' && c < 0x7f && c != '/'; });
 }
 
 }  // namespace
@@ -175,13 +175,12 @@ void RunDir::set_latest_checkpoint(const fs::path& stem) const {
 std::optional<fs::path> RunDir::latest_checkpoint() const {
   const fs::path pointer = latest_pointer_path();
   if (!fs::exists(fs::symlink_status(pointer))) return std::nullopt;
-  std::ifstream in(pointer);
-  std::string stem;
-  std::getline(in, stem);
-  INGOT_CHECK_AS(in.good() || in.eof(), InputError, "{}: cannot read the checkpoint pointer", pointer.string());
+  // (a FIFO or device here is refused, not waited on; the pointer is one short line)
+  const std::string text = read_file(pointer, 4096, "a checkpoint pointer");
+  const std::string stem = text.substr(0, text.find('\n'));
   INGOT_CHECK_AS(valid_stem(stem), InputError,
-                 "{}: expected one line naming a checkpoint (e.g. epoch-003), got '{:.60}'; fix or delete it",
-                 pointer.string(), stem);
+                 "{}: expected one line naming a checkpoint (e.g. epoch-003), got '{}'; fix or delete it",
+                 pointer.string(), printable(stem));
   const std::string prefix = stem + ".";
   for (const auto& entry : fs::directory_iterator(checkpoints_dir())) {
     const std::string file = entry.path().filename().string();

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/config/yaml_text.h"
 #include "ingot/train/svg_plot.h"
 
@@ -64,12 +64,8 @@ void flatten(const YAML::Node& node, const std::string& prefix, std::vector<std:
   }
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// (a FIFO or device in a run folder is refused, not read)
+std::string slurp(const fs::path& p) { return InputFile(p).read_all(UINT64_MAX, "a run record"); }
 
 void add_record(RunReportData& d, const Json& r, double& t0) {
   const std::string event = r.value("event", "");
@@ -129,7 +125,7 @@ void read_metrics(RunReportData& d) {
     d.notes.push_back("metrics.jsonl is missing: no curves (the run stopped before its first step was logged?)");
     return;
   }
-  std::ifstream in(file, std::ios::binary);
+  std::istringstream in(slurp(file));
   std::string line;
   size_t bad = 0;
   double t0 = std::nan("");

@@ -12,6 +12,16 @@
 
 namespace ingot::config {
 
+/// The largest config file read (YAML text; a bigger file is refused, not parsed).
+inline constexpr uint64_t kMaxConfigBytes = uint64_t{16} << 20;
+
+/// Reads and parses a YAML file without a schema (a run's config.resolved.yaml, say): ConfigError
+/// for a missing file, a folder, a file that is not a regular one (a FIFO, /dev/zero) or is over
+/// kMaxConfigBytes, and a syntax error as "FILE:LINE:COLUMN: YAML syntax error: ...".
+YAML::Node load_yaml(const std::string& path);
+/// The same for YAML text; `file` names it in messages.
+YAML::Node parse_yaml(const std::string& text, const std::string& file);
+
 class Config {
  public:
   /// Reads, parses and validates a file against `schema` (the pipeline's:

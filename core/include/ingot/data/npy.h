@@ -28,10 +28,12 @@ struct NpyArray {
 NpyArray parse_npy(const std::vector<uint8_t>& bytes, const std::string& source);
 
 /// The values of a float32, float64 or uint8 array as floats, uint8 scaled by 1/255 (images);
-/// InputError naming `source` for another dtype.
+/// InputError naming `source` for another dtype, and naming the sample (the index along the first
+/// dim) for a NaN or infinite value.
 std::vector<float> npy_to_floats(const NpyArray& array, const std::string& source);
 
-/// Reads a .npy file (InputError naming `path` when it is missing or malformed).
+/// Reads a .npy file (InputError naming `path` when it is missing, not a regular file or
+/// malformed); only the header is read before its shape is checked against the file's size.
 NpyArray read_npy(const std::string& path);
 
 /// Reads member `key` (without ".npy") of a .npz file. Throws InputError naming `path` for a
