@@ -185,8 +185,7 @@ TEST_CASE("metadata values must be strings, and BOOL bytes must be 0 or 1", "[io
 TEST_CASE("missing files and folders are refused with their name", "[io][corrupt]") {
   ScratchDir dir;
   REQUIRE_THROWS_MATCHES(io::load_safetensors(dir / "nope.safetensors"), InputError,
-                         Catch::Matchers::Message((dir / "nope.safetensors").string() +
-                                                  ": cannot open safetensors file: No such file or directory"));
+                         Catch::Matchers::Message((dir / "nope.safetensors").string() + ": no such file"));
   REQUIRE_THROWS_WITH(io::load_safetensors(dir.path()), Contains("not a regular file"));
 }
 

@@ -1,6 +1,8 @@
-// State-dict loading: strict and non-strict matching by name, torch-style error lists, and
-// all-or-nothing copies into the model's existing tensors.
+// State-dict loading: strict and non-strict matching by name, torch-style error lists,
+// all-or-nothing copies into the model's existing tensors, and the check for non-finite weights.
 #include <catch2/catch.hpp>
+
+#include <cmath>
 
 #include "ingot/io/state_dict.h"
 #include "io_test_util.h"
@@ -122,4 +124,21 @@ TEST_CASE("load_into accepts targets in registration order", "[io][state_dict]")
   INGOT_REQUIRE_CLOSE(m.at("fc.bias"), checkpoint().at("fc.bias"), 0.0, 0.0);
   const io::NamedTensors twice = {{"fc.bias", m.at("fc.bias")}, {"fc.bias", m.at("fc.bias")}};
   REQUIRE_THROWS_WITH(io::load_into(twice, checkpoint(), false), Contains("two target tensors are named 'fc.bias'"));
+}
+
+TEST_CASE("first_nonfinite names the tensor, the value and its element, in every float dtype", "[io][state_dict]") {
+  const Tensor w = Tensor::from_vector<float>({1.0f, 2.0f, std::nanf(""), 4.0f}, {2, 2});
+  CHECK(io::first_nonfinite({{"fc.weight", w}}) == "'fc.weight' holds nan at element 2 of [2, 2]");
+  const Tensor inf = Tensor::from_vector<double>({0.5, -HUGE_VAL}, {2});
+  CHECK(io::first_nonfinite({{"ok", Tensor::scalar(1.0)}, {"b", inf}}) == "'b' holds -inf at element 1 of [2]");
+  CHECK(io::first_nonfinite({{"h", inf.to(DType::F16)}}) == "'h' holds -inf at element 1 of [2]");
+  CHECK(io::first_nonfinite({{"bf", w.to(DType::BF16)}}) == "'bf' holds nan at element 2 of [2, 2]");
+  // Finite values, big ones included, and integer tensors pass.
+  CHECK(io::first_nonfinite(
+            {{"w", Tensor::from_vector<float>({3.0e38f, -1.0f}, {2})}, {"n", Tensor::scalar(7, DType::I64)}})
+            .empty());
+  REQUIRE_THROWS_AS(io::require_finite({{"fc.weight", w}}, "model.safetensors"), InputError);
+  REQUIRE_THROWS_WITH(io::require_finite({{"fc.weight", w}}, "model.safetensors"),
+                      Catch::Matchers::StartsWith("model.safetensors: 'fc.weight' holds nan at element 2 of [2, 2]: "
+                                                  "the weights are not finite"));
 }

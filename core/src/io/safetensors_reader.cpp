@@ -2,14 +2,10 @@
 // then reads each tensor's bytes straight into its storage.
 #include "ingot/io/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "ingot/base/input_file.h"
 
 namespace ingot::io {
 namespace {
@@ -30,40 +26,6 @@ template <class... Args>
 [[noreturn]] void refuse(const std::string& where, fmt::format_string<Args...> what, Args&&... args) {
   throw InputError(fmt::format("{}: {}", where, fmt::format(what, std::forward<Args>(args)...)));
 }
-
-class File {
- public:
-  File(const std::filesystem::path& path, const std::string& where) : where_(where) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) refuse(where_, "cannot open safetensors file: {}", std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd_, &st) != 0) refuse(where_, "cannot stat: {}", std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) refuse(where_, "not a regular file");
-    size_ = static_cast<uint64_t>(st.st_size);
-  }
-  ~File() { ::close(fd_); }
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  uint64_t size() const { return size_; }
-
-  void read_at(void* dst, uint64_t n, uint64_t offset) const {
-    char* p = static_cast<char*>(dst);
-    while (n > 0) {
-      const ssize_t k = ::pread(fd_, p, n, static_cast<off_t>(offset));
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0) refuse(where_, "read failed: {}", std::strerror(errno));
-      if (k == 0) refuse(where_, "file shrank while being read");
-      p += k;
-      n -= static_cast<uint64_t>(k);
-      offset += static_cast<uint64_t>(k);
-    }
-  }
-
- private:
-  std::string where_;
-  int fd_ = -1;
-  uint64_t size_ = 0;
-};
 
 // The header only ever nests three levels (object / entry / shape array) and its lists are short;
 // anything else is refused while parsing, so a hostile header cannot build a huge tree.
@@ -98,10 +60,11 @@ uint64_t unsigned_field(const json& v, const std::string& where, const std::stri
 }
 
 Entry parse_entry(const std::string& name, const json& v, const std::string& where) {
-  const std::string tag = fmt::format("tensor '{}'", name);
+  const std::string tag = fmt::format("tensor '{}'", printable(name));
   if (!v.is_object()) refuse(where, "{}: header entry is a JSON {}, expected an object", tag, v.type_name());
   for (const auto& [key, _] : v.items()) {
-    if (key != "dtype" && key != "shape" && key != "data_offsets") refuse(where, "{}: unknown field '{}'", tag, key);
+    if (key != "dtype" && key != "shape" && key != "data_offsets")
+      refuse(where, "{}: unknown field '{}'", tag, printable(key));
   }
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
     if (!v.contains(key)) refuse(where, "{}: header entry has no '{}'", tag, key);
@@ -166,7 +129,8 @@ Metadata parse_metadata(const json& v, const std::string& where) {
   if (!v.is_object()) refuse(where, "__metadata__ is a JSON {}, expected an object", v.type_name());
   Metadata out;
   for (const auto& [key, value] : v.items()) {
-    if (!value.is_string()) refuse(where, "__metadata__ '{}' is {}, expected a string", key, value.dump());
+    if (!value.is_string())
+      refuse(where, "__metadata__ '{}' is {}, expected a string", printable(key), printable(value.dump()));
     out[key] = value.get<std::string>();
   }
   return out;
@@ -183,16 +147,17 @@ void check_layout(std::vector<Entry>& entries, uint64_t data_size, const std::st
     if (e.end > data_size) {
       refuse(where,
              "tensor '{}' occupies bytes {} of the data section, which holds only {}: file is truncated or corrupt",
-             e.name, range, data_size);
+             printable(e.name), range, data_size);
     }
     if (e.begin > pos) {
-      const std::string after = prev ? fmt::format("after tensor '{}' (ending at {})", prev->name, pos)
+      const std::string after = prev ? fmt::format("after tensor '{}' (ending at {})", printable(prev->name), pos)
                                      : std::string("at the start of the data section");
-      refuse(where, "gap of {} bytes {} before tensor '{}' {}: file is corrupt", e.begin - pos, after, e.name, range);
+      refuse(where, "gap of {} bytes {} before tensor '{}' {}: file is corrupt", e.begin - pos, after,
+             printable(e.name), range);
     }
     if (e.begin < pos) {
-      refuse(where, "tensor '{}' {} overlaps tensor '{}', which ends at {}: file is corrupt", e.name, range, prev->name,
-             pos);
+      refuse(where, "tensor '{}' {} overlaps tensor '{}', which ends at {}: file is corrupt", printable(e.name), range,
+             printable(prev->name), pos);
     }
     pos = e.end;
     prev = &e;
@@ -206,15 +171,16 @@ void check_layout(std::vector<Entry>& entries, uint64_t data_size, const std::st
 void check_bools(const Tensor& t, const std::string& name, const std::string& where) {
   const auto* p = static_cast<const uint8_t*>(t.storage()->data());
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (p[i] > 1) refuse(where, "tensor '{}' (BOOL) holds byte {} at element {}: file is corrupt", name, p[i], i);
+    if (p[i] > 1)
+      refuse(where, "tensor '{}' (BOOL) holds byte {} at element {}: file is corrupt", printable(name), p[i], i);
   }
 }
 
 }  // namespace
 
 SafetensorsFile load_safetensors(const std::filesystem::path& path) {
-  const std::string where = path.string();
-  const File file(path, where);
+  const InputFile file(path);
+  const std::string& where = file.where();
   if (file.size() < 8) {
     refuse(where,
            "file has {} bytes, fewer than the 8 of a safetensors header length: file is truncated or not "
@@ -259,6 +225,16 @@ SafetensorsFile load_safetensors(const std::filesystem::path& path) {
     if (e.dtype == DType::Bool) check_bools(t, e.name, where);
     out.order.push_back(e.name);
     out.tensors.emplace(e.name, std::move(t));
+  }
+  if (const auto recorded = out.metadata.find(kChecksumKey); recorded != out.metadata.end()) {
+    const std::string actual = content_checksum(NamedTensors(out.tensors.begin(), out.tensors.end()), out.metadata);
+    if (actual != recorded->second)
+      refuse(
+          where,
+          "the file is damaged: its content has CRC-32 {} where '{}' was recorded (__metadata__ '{}'): use an intact "
+          "copy (a weights file changed on purpose must drop that entry)",
+          actual, printable(recorded->second), kChecksumKey);
+    out.checksummed = true;
   }
   return out;
 }

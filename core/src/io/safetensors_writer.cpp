@@ -118,7 +118,9 @@ void save_safetensors(const std::filesystem::path& path, const NamedTensors& ten
   // Names are checked before the temporary file exists, so a bad call leaves nothing behind.
   const std::string where = path.string();
   sorted_entries(tensors, where);
-  atomic_write(path, [&](ByteSink& sink) { write_entries(sink, tensors, metadata, where); });
+  Metadata with_checksum = metadata;
+  with_checksum[kChecksumKey] = content_checksum(tensors, metadata);
+  atomic_write(path, [&](ByteSink& sink) { write_entries(sink, tensors, with_checksum, where); });
 }
 
 void save_safetensors(const std::filesystem::path& path, const std::map<std::string, Tensor>& tensors,

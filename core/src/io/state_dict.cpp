@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
+
 #include "ingot/base/grad_mode.h"
+#include "ingot/tensor/half.h"
 
 namespace ingot::io {
 namespace {
@@ -15,7 +18,69 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return out;
 }
 
+const void* host_data(const Tensor& t) {
+  return static_cast<const char*>(t.storage()->data()) + t.offset() * dtype_size(t.dtype());
+}
+
+/// Element `i` of a contiguous host tensor of a floating dtype.
+double value_at(const Tensor& t, int64_t i) {
+  const void* p = host_data(t);
+  switch (t.dtype()) {
+    case DType::F32:
+      return static_cast<const float*>(p)[i];
+    case DType::F64:
+      return static_cast<const double*>(p)[i];
+    case DType::F16:
+      return Half::to_float(static_cast<const uint16_t*>(p)[i]);
+    default:
+      return BFloat16::to_float(static_cast<const uint16_t*>(p)[i]);
+  }
+}
+
+/// The index of the first non-finite element of a contiguous host tensor, or -1.
+int64_t first_nonfinite_index(const Tensor& t) {
+  const void* p = host_data(t);
+  const int64_t n = t.numel();
+  const auto scan = [n](auto* v, auto is_finite) -> int64_t {
+    for (int64_t i = 0; i < n; ++i)
+      if (!is_finite(v[i])) return i;
+    return -1;
+  };
+  switch (t.dtype()) {
+    case DType::F32:
+      return scan(static_cast<const float*>(p), [](float x) { return std::isfinite(x); });
+    case DType::F64:
+      return scan(static_cast<const double*>(p), [](double x) { return std::isfinite(x); });
+    case DType::F16:  // all-ones exponent: an infinity or a NaN
+      return scan(static_cast<const uint16_t*>(p), [](uint16_t b) { return (b & 0x7c00) != 0x7c00; });
+    case DType::BF16:
+      return scan(static_cast<const uint16_t*>(p), [](uint16_t b) { return (b & 0x7f80) != 0x7f80; });
+    default:
+      return -1;
+  }
+}
+
 }  // namespace
+
+std::string first_nonfinite(const NamedTensors& tensors) {
+  NoGradGuard no_grad;
+  for (const auto& [name, tensor] : tensors) {
+    if (!tensor.defined() || !is_floating(tensor.dtype())) continue;
+    const Tensor t = tensor.strided().to(Device::cpu()).contiguous();
+    const int64_t i = first_nonfinite_index(t);
+    if (i < 0) continue;
+    return fmt::format("'{}' holds {} at element {} of {}", name, value_at(t, i), i, t.shape().str());
+  }
+  return "";
+}
+
+void require_finite(const NamedTensors& tensors, std::string_view source) {
+  if (const std::string bad = first_nonfinite(tensors); !bad.empty())
+    throw InputError(
+        fmt::format("{}: {}: the weights are not finite (saved from a diverged run, or damaged); use "
+                    "the weights of a run that trained well",
+                    source, bad));
+}
 
 LoadReport load_into(const StateDict& targets, const StateDict& loaded, bool strict, std::string_view source) {
   LoadReport report;

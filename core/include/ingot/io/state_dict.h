@@ -33,6 +33,14 @@ LoadReport load_into(const StateDict& targets, const StateDict& loaded, bool str
 LoadReport load_into(const NamedTensors& targets, const StateDict& loaded, bool strict = true,
                      std::string_view source = {});
 
+/// The first NaN or infinity among the floating-point tensors, as "'fc.weight' holds nan at element
+/// 12 of [10, 784]"; empty when every value is finite (integer and bool tensors are skipped).
+std::string first_nonfinite(const NamedTensors& tensors);
+
+/// InputError "<source>: <first_nonfinite>: ..." when a value is not finite: weights that would
+/// only give NaN predictions (or train from them) are refused when they are loaded.
+void require_finite(const NamedTensors& tensors, std::string_view source);
+
 /// Saves a state dict as a safetensors file, atomically.
 void save_state_dict(const std::filesystem::path& path, const StateDict& state, const Metadata& metadata = {});
 
