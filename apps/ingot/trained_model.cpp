@@ -7,6 +7,7 @@
 #include "ingot/config/overrides.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/io/safetensors.h"
+#include "ingot/io/state_dict.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/pipeline_schema.h"
@@ -18,11 +19,10 @@ namespace fs = std::filesystem;
 namespace ingot::cli {
 namespace {
 
-/// Loads `file` into `model`: a checkpoint's model (taken during training: the config's structure),
-/// or a model saved after the stages, which the stages that changed the structure (distill's
-/// student, quantize's int8 layers) redo first.
-void load_weights(nn::ModulePtr& model, const fs::path& file, const config::Config& cfg) {
-  io::SafetensorsFile f = io::load_safetensors(file);
+/// Loads `file` (read and verified as `f`) into `model`: a checkpoint's model (taken during
+/// training: the config's structure), or a model saved after the stages, which the stages that
+/// changed the structure (distill's student, quantize's int8 layers) redo first.
+void load_weights(nn::ModulePtr& model, const io::SafetensorsFile& f, const fs::path& file, const config::Config& cfg) {
   if (f.metadata.contains("ingot_checkpoint")) {
     model->load_state_dict(train::load_checkpoint(file).model, /*strict=*/true);
     return;
@@ -30,6 +30,21 @@ void load_weights(nn::ModulePtr& model, const fs::path& file, const config::Conf
   for (const auto& stage : train::make_stages(cfg.node("stages"), cfg.file()))
     if (stage->prepare_saved(model, f)) return;  // (it loaded the file)
   model->load_state_dict(f.tensors, /*strict=*/true);
+}
+
+/// The run's model with the weights of `file`: a damaged file (checksum), weights that do not fit
+/// the model and weights that are not finite are each an InputError naming the file.
+nn::ModulePtr model_from(const fs::path& file, const config::Config& cfg) {
+  const io::SafetensorsFile f = io::load_safetensors(file);
+  Generator init(0), dropout(0);
+  nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init, &dropout);
+  try {
+    load_weights(model, f, file, cfg);
+  } catch (const Error& e) {
+    throw InputError(fmt::format("{}: the weights do not fit the run's model: {}", file.string(), e.what()));
+  }
+  io::require_finite(model->state_dict(), file.string());
+  return model;
 }
 
 }  // namespace
@@ -51,7 +66,16 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
                  "{}: no config.resolved.yaml: give the folder of a run (runs/<name>) or a weights file inside one",
                  run_or_weights.string());
   ExtensionLoader::instance().load_all();
-  YAML::Node root = YAML::LoadFile(config_file.string());
+  YAML::Node root;
+  try {
+    root = config::load_yaml(config_file.string());
+    INGOT_CHECK_AS(root.IsMap(), ConfigError, "{}: expected a map of config sections", config_file.string());
+  } catch (const Error& e) {
+    throw ConfigError(
+        fmt::format("{}: the run's config is damaged; restore its config.resolved.yaml (ingot run wrote "
+                    "it) or train the run again",
+                    e.what()));
+  }
   std::vector<std::string> class_names;
   if (const YAML::Node names = root["resolved"]["class_names"]; names && names.IsSequence())
     for (const auto& n : names) class_names.push_back(n.as<std::string>());
@@ -68,20 +92,23 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
   const std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
   INGOT_CHECK_AS(shape.has_value(), InputError, "{}: the run's model has no input_shape", config_file.string());
 
-  Generator init(0), dropout(0);
-  nn::ModulePtr model = nn::build_model(cfg.node("model"), cfg.file(), init, &dropout);
   if (weights.empty() && fs::exists(run / "model.safetensors")) weights = run / "model.safetensors";
-  if (weights.empty()) {
-    for (const fs::path& stem : train::RunDir::view(run).checkpoints_to_try()) {
-      weights = stem.string() + ".safetensors";
-      break;
+  nn::ModulePtr model;
+  if (!weights.empty()) {
+    model = model_from(weights, cfg);
+  } else {  // the newest checkpoint that loads, verifies and fits, as a resume would take
+    std::string problems;
+    for (const fs::path& stem : train::RunDir::view(run).checkpoints_to_try(&problems)) {
+      try {
+        weights = stem.string() + ".safetensors";
+        model = model_from(weights, cfg);
+        break;
+      } catch (const InputError& e) {
+        problems += (problems.empty() ? "" : "; ") + std::string(e.what());
+      }
     }
-    INGOT_CHECK_AS(!weights.empty(), InputError, "{}: no model.safetensors and no checkpoint", run.string());
-  }
-  try {
-    load_weights(model, weights, cfg);
-  } catch (const Error& e) {
-    throw InputError(fmt::format("{}: the weights do not fit the run's model: {}", weights.string(), e.what()));
+    INGOT_CHECK_AS(model != nullptr, InputError, "{}: no model.safetensors, and no checkpoint loads{}", run.string(),
+                   problems.empty() ? std::string() : fmt::format(" ({})", problems));
   }
   model->eval();
   model->to(sel.device);

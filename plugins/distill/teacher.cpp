@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "ingot/base/error.h"
+#include "ingot/config/config.h"
 #include "ingot/config/schema.h"
 #include "ingot/io/safetensors.h"
+#include "ingot/io/state_dict.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/run_dir.h"
@@ -40,6 +42,7 @@ std::map<std::string, Tensor> file_weights(const fs::path& file) {
 std::string try_load(nn::Module& model, const fs::path& file) {
   try {
     model.load_state_dict(file_weights(file), /*strict=*/true);
+    io::require_finite(model.state_dict(), file.string());
     return "";
   } catch (const Error& e) {
     return e.what();
@@ -90,9 +93,9 @@ Teacher load_teacher(const TeacherSpec& spec, const YAML::Node& pipeline_model, 
     model_file = (spec.path / "config.resolved.yaml").string();
     YAML::Node resolved;
     try {
-      resolved = YAML::LoadFile(model_file);
-    } catch (const YAML::Exception& e) {
-      throw InputError(fmt::format("{}: cannot read {}: {}", spec.where, model_file, e.what()));
+      resolved = config::load_yaml(model_file);
+    } catch (const Error& e) {
+      throw InputError(fmt::format("{}: cannot read the teacher run's config: {}", spec.where, e.what()));
     }
     section = std::as_const(resolved)["model"];
     if (!section || !section.IsMap())

@@ -7,6 +7,7 @@
 #include "dynamic_linear.h"
 #include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
+#include "ingot/io/state_dict.h"
 #include "ingot/nn/conv2d.h"
 #include "ingot/nn/linear.h"
 #include "layer_units.h"
@@ -102,6 +103,7 @@ void check_chains(nn::Module& model, const std::vector<Unit>& units, const std::
 }  // namespace
 
 LoadSummary load_quantized(nn::Module& model, const io::SafetensorsFile& file, const std::string& source) {
+  io::require_finite(io::NamedTensors(file.tensors.begin(), file.tensors.end()), source);
   NoGradGuard no_grad;
   model.eval();
   const Device device = model.device();

@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/io/safetensors.h"
 
 namespace ingot::train {
@@ -31,19 +32,19 @@ T parse_number(const io::Metadata& meta, const std::string& key, const std::file
   const char* end = it->second.data() + it->second.size();
   const auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
   if (ec != std::errc() || ptr != end)
-    throw InputError(fmt::format("{}: checkpoint field '{}' is not a number: '{}'", file.string(), key, it->second));
+    throw InputError(
+        fmt::format("{}: checkpoint field '{}' is not a number: '{}'", file.string(), key, printable(it->second)));
   return value;
 }
 
-/// CRC-32 (zlib's) over every tensor's name and bytes, in name order: any flipped bit in the data
-/// section changes it.
+/// The checksum of format 1 (before the metadata was covered): CRC-32 (zlib's) over every tensor's
+/// name and bytes, in name order.
 std::string data_checksum(const std::map<std::string, Tensor>& tensors) {
   uLong crc = crc32(0L, Z_NULL, 0);
   for (const auto& [name, t] : tensors) {
-    const Tensor c = t.strided().to(Device::cpu()).contiguous();
     crc = crc32(crc, reinterpret_cast<const Bytef*>(name.data()), static_cast<uInt>(name.size()));
-    const auto* p = static_cast<const Bytef*>(c.storage()->data()) + c.offset() * dtype_size(c.dtype());
-    size_t left = static_cast<size_t>(c.numel()) * dtype_size(c.dtype());
+    const auto* p = static_cast<const Bytef*>(t.storage()->data()) + t.offset() * dtype_size(t.dtype());
+    size_t left = static_cast<size_t>(t.numel()) * dtype_size(t.dtype());
     while (left > 0) {  // crc32 takes at most uInt bytes at a time
       const auto n = static_cast<uInt>(std::min<size_t>(left, 1u << 30));
       crc = crc32(crc, p, n);
@@ -54,6 +55,31 @@ std::string data_checksum(const std::map<std::string, Tensor>& tensors) {
   return fmt::format("{:08x}", static_cast<uint32_t>(crc));
 }
 
+/// Format 2 is covered by the file's checksum (io::kChecksumKey); format 1, written before, is
+/// verified by its data checksum where it has one, and says what was left unchecked.
+std::string verify(const io::SafetensorsFile& f, const std::string& format, const std::filesystem::path& file) {
+  if (format == "2") {
+    if (!f.checksummed)
+      throw InputError(
+          fmt::format("{}: the checkpoint has lost its checksum (__metadata__ '{}'), so nothing in it can "
+                      "be trusted: resume from an older checkpoint, or start over with --force",
+                      file.string(), io::kChecksumKey));
+    return "";
+  }
+  if (f.checksummed) return "";  // (a format-1 file saved again through io::save_safetensors)
+  const auto crc = f.metadata.find("data_crc32");
+  if (crc == f.metadata.end())
+    return "it was written by an Ingot from before checkpoints carried a checksum: loaded as it is, unverified";
+  const std::string actual = data_checksum(f.tensors);
+  if (actual != crc->second)
+    throw InputError(
+        fmt::format("{}: the checkpoint's data is damaged (CRC-32 {} where '{}' was recorded): resume from "
+                    "an older checkpoint, or start over with --force",
+                    file.string(), actual, printable(crc->second)));
+  return "it was written by an Ingot from before checkpoints covered their metadata: its tensors verify, its "
+         "position and optimizer settings are taken as they are";
+}
+
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
@@ -61,9 +87,8 @@ void save_checkpoint(const std::filesystem::path& file, const Checkpoint& c) {
   tensors.reserve(c.model.size() + c.optimizer.tensors.size());
   for (const auto& [name, t] : c.model) tensors.emplace_back(kModel + name, t);
   for (const auto& [name, t] : c.optimizer.tensors) tensors.emplace_back(kOptim + name, t);
-  io::Metadata meta;
-  meta["ingot_checkpoint"] = "1";
-  meta["data_crc32"] = data_checksum(std::map<std::string, Tensor>(tensors.begin(), tensors.end()));
+  io::Metadata meta;  // (save_safetensors adds the checksum over all of it)
+  meta["ingot_checkpoint"] = "2";
   meta["epoch"] = std::to_string(c.position.epoch);
   meta["batch"] = std::to_string(c.position.batch);
   meta["step"] = std::to_string(c.position.step);
@@ -82,18 +107,11 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
     throw InputError(fmt::format("{}: not an Ingot checkpoint (no 'ingot_checkpoint' metadata): to start from "
                                  "plain weights use init_from:",
                                  file.string()));
-  if (format->second != "1")
-    throw InputError(fmt::format("{}: checkpoint format {} is newer than this Ingot understands (1)", file.string(),
-                                 format->second));
-  // Checkpoints written before checksums were recorded have none and are taken as they are.
-  if (const auto crc = f.metadata.find("data_crc32"); crc != f.metadata.end()) {
-    const std::string actual = data_checksum(f.tensors);
-    if (actual != crc->second)
-      throw InputError(fmt::format("{}: the checkpoint's data is damaged (CRC-32 {} where {} was recorded): resume "
-                                   "from an older checkpoint, or start over with --force",
-                                   file.string(), actual, crc->second));
-  }
+  if (format->second != "1" && format->second != "2")
+    throw InputError(fmt::format("{}: checkpoint format '{}' is newer than this Ingot understands (1 and 2)",
+                                 file.string(), printable(format->second)));
   Checkpoint c;
+  c.note = verify(f, format->second, file);
   c.position.epoch = parse_number<int64_t>(f.metadata, "epoch", file);
   c.position.batch = parse_number<int64_t>(f.metadata, "batch", file);
   c.position.step = parse_number<int64_t>(f.metadata, "step", file);
@@ -109,7 +127,7 @@ Checkpoint load_checkpoint(const std::filesystem::path& file) {
     } else if (starts_with(name, kOptim)) {
       c.optimizer.tensors.emplace(name.substr(std::char_traits<char>::length(kOptim)), t);
     } else {
-      throw InputError(fmt::format("{}: unexpected tensor '{}' in a checkpoint", file.string(), name));
+      throw InputError(fmt::format("{}: unexpected tensor '{}' in a checkpoint", file.string(), printable(name)));
     }
   }
   // Checkpoints written before the loss scaler was recorded have no "scaler/" keys: an empty map.

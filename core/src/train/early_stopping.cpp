@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
+
+#include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 
 namespace ingot::train {
 
@@ -62,14 +66,32 @@ std::map<std::string, std::string> ModelSelection::state() const {
   return s;
 }
 
+namespace {
+
+/// The value of `key` parsed whole as T; `fallback` when absent, InputError when it is not a
+/// number (every field is parsed before any is set).
+template <class T>
+T state_number(const std::map<std::string, std::string>& state, const char* key, T fallback) {
+  const auto it = state.find(key);
+  if (it == state.end()) return fallback;
+  T value{};
+  const char* end = it->second.data() + it->second.size();
+  const auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
+  if (ec != std::errc() || ptr != end)
+    throw InputError(fmt::format("best-epoch state: '{}' is not a number: '{}'", key, printable(it->second)));
+  return value;
+}
+
+}  // namespace
+
 void ModelSelection::restore(const std::map<std::string, std::string>& state) {
+  const double best = state_number(state, "best", std::nan(""));
+  const int64_t best_epoch = state_number<int64_t>(state, "best_epoch", 0);
+  const int64_t without = state_number<int64_t>(state, "epochs_without_improvement", 0);
   best_.reset();
-  best_epoch_ = 0;
-  epochs_without_improvement_ = 0;
-  if (const auto it = state.find("best"); it != state.end()) best_ = std::stod(it->second);
-  if (const auto it = state.find("best_epoch"); it != state.end()) best_epoch_ = std::stoll(it->second);
-  if (const auto it = state.find("epochs_without_improvement"); it != state.end())
-    epochs_without_improvement_ = std::stoll(it->second);
+  if (state.contains("best")) best_ = best;
+  best_epoch_ = best_epoch;
+  epochs_without_improvement_ = without;
 }
 
 }  // namespace ingot::train

@@ -9,6 +9,7 @@
 
 #include "ingot/base/error.h"
 #include "ingot/io/safetensors.h"
+#include "ingot/io/state_dict.h"
 
 namespace ingot::train {
 
@@ -94,6 +95,7 @@ InitFromReport load_init_from(const InitFrom& spec, nn::Module& model) {
     throw InputError(fmt::format("{} (init_from is strict: set init_from: {{path: ..., strict: false}} to load "
                                  "what matches, or rename keys with prefix_map)",
                                  report.line(spec.path)));
+  io::require_finite(io::NamedTensors(usable.begin(), usable.end()), "init_from " + spec.path);
   model.load_state_dict(usable, /*strict=*/false);
   return report;
 }

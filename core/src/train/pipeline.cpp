@@ -15,6 +15,7 @@
 #include "ingot/data/data_config.h"
 #include "ingot/io/atomic_write.h"
 #include "ingot/io/safetensors.h"
+#include "ingot/io/state_dict.h"
 #include "ingot/nn/checkpoint.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/ops/random.h"
@@ -143,36 +144,59 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   return s;
 }
 
-/// The checkpoint `latest` names, or, when that one is missing or damaged, the newest one that
-/// loads and verifies (saying so). InputError naming each that failed when none does.
-std::pair<std::filesystem::path, Checkpoint> newest_valid_checkpoint(const RunDir& run, std::ostream& out) {
+/// InputError when `pos` cannot be a position of this run: past its epochs or an epoch's batches,
+/// or more optimizer steps than the batches before it give (a step is one group of
+/// train.accumulate batches; skipped steps only make fewer).
+void check_position(const TrainPosition& pos, const TrainPlan& plan, int64_t accumulate) {
+  const int64_t most = pos.epoch * plan.steps_per_epoch + (pos.batch + accumulate - 1) / accumulate;
+  if (pos.epoch > plan.epochs || pos.batch > plan.batches_per_epoch || pos.step > most || pos.step > plan.total_steps)
+    throw InputError(
+        fmt::format("its position (epoch {}, batch {}, step {}) is impossible here ({} epochs of {} "
+                    "batches, {} steps in all; at most {} steps by then)",
+                    pos.epoch, pos.batch, pos.step, plan.epochs, plan.batches_per_epoch, plan.total_steps, most));
+}
+
+/// Puts the run where checkpoint `c` was taken: model, optimizer, position, dropout generator,
+/// loss scaler, best-epoch tracker. Throws (InputError, ShapeError, ...) when it does not fit this
+/// run; whatever it changed before is overwritten by the next checkpoint that does.
+void apply_checkpoint(PipelineState& s, const Checkpoint& c) {
+  check_position(c.position, s.plan, s.train.accumulate);
+  s.model->load_state_dict(c.model, /*strict=*/true);
+  s.optimizer->load_state_dict(c.optimizer);
+  if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
+  if (s.selection) s.selection->restore(c.selection);
+  s.position = c.position;
+  s.dropout_gen.set_state(s.position.rng);
+}
+
+/// Restores the run from the checkpoint `latest` names or, when that one is missing, damaged or
+/// does not fit the run (its shapes, its position), from the newest one that does (saying so).
+/// InputError naming each that failed when none does. Returns the file it restored from.
+std::filesystem::path restore_checkpoint(PipelineState& s) {
   std::string problems;
-  for (const auto& stem : run.checkpoints_to_try(&problems)) {
+  for (const auto& stem : s.run->checkpoints_to_try(&problems)) {
     const std::filesystem::path file = stem.string() + ".safetensors";
     try {
-      Checkpoint c = load_checkpoint(file);
+      const Checkpoint c = load_checkpoint(file);
+      io::require_finite(c.model, file.string());  // (an older checkpoint carries no checksum to vouch for it)
+      try {
+        apply_checkpoint(s, c);
+      } catch (const OutOfMemoryError&) {
+        throw;  // (not the checkpoint's fault)
+      } catch (const Error& e) {
+        throw InputError(fmt::format("{}: the checkpoint does not fit this run: {}", file.string(), e.what()));
+      }
       if (!problems.empty())
-        out << fmt::format("warning: {}; resuming from {}, the newest checkpoint that verifies\n", problems,
-                           file.string());
-      return {file, std::move(c)};
+        s.out << fmt::format("warning: {}; resuming from {}, the newest checkpoint that verifies\n", problems,
+                             file.string());
+      if (!c.note.empty()) s.out << fmt::format("note: {}: {}\n", file.string(), c.note);
+      return file;
     } catch (const InputError& e) {
       problems += (problems.empty() ? "" : "; ") + std::string(e.what());
     }
   }
-  throw InputError(fmt::format("{}: no checkpoint loads ({}): start over with --force", run.path().string(), problems));
-}
-
-/// Restores model, optimizer, position, dropout generator and loss scaler from the run's newest
-/// valid checkpoint; returns its path.
-std::filesystem::path restore_checkpoint(PipelineState& s) {
-  const auto [ck, c] = newest_valid_checkpoint(*s.run, s.out);
-  s.model->load_state_dict(c.model, /*strict=*/true);
-  s.optimizer->load_state_dict(c.optimizer);
-  s.position = c.position;
-  s.dropout_gen.set_state(s.position.rng);
-  if (s.scaler->enabled() && !c.scaler.empty()) s.scaler->load_state_dict(c.scaler);
-  if (s.selection) s.selection->restore(c.selection);
-  return ck;
+  throw InputError(
+      fmt::format("{}: no checkpoint loads ({}): start over with --force", s.run->path().string(), problems));
 }
 
 /// Opens runs/<name>/ (create, force or resume), writes or checks config.resolved.yaml, opens
@@ -267,6 +291,9 @@ void run_stages(PipelineState& s) {
   // the row the others are compared with.
   if (s.report.stages && s.writes_files() && !s.stages.empty() && !s.stages.front()->trains())
     measure_stage(s, "start");
+  // The stages poll (every step, and between stages): no grace deadline cuts short a checkpoint
+  // being saved after a signal.
+  const InterruptGuard stages("ingot: stopping after the current stage (press Ctrl-C again to stop now)\n");
   for (const auto& stage : s.stages) {
     if (interrupted()) {
       s.status = TrainStatus::Interrupted;
@@ -373,18 +400,30 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
       out << fmt::format("report: not written: {}\n", e.what());
     }
   };
+  // A run that fails in a stage (out of memory, a full disk, ...) still leaves a summary saying so,
+  // written if the disk takes it.
+  const auto record_failure = [&](std::string failure) {
+    s.status = TrainStatus::Failed;
+    s.failure = std::move(failure);
+    if (!s.writes_files()) return;
+    try {
+      write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+    } catch (const Error& e) {
+      out << fmt::format("summary: not written: {}\n", e.what());
+      return;
+    }
+    report();
+  };
   try {
     run_stages(s);
   } catch (const OutOfMemoryError& e) {
     // The summary says what happened; the message says which lever matters for this run.
-    s.status = TrainStatus::Failed;
-    s.failure = fmt::format("{} (this run's estimate: {}; {}; {})", e.what(), s.memory.str(), s.memory.advice(),
-                            out_of_memory_levers(s.train, s.data.batch_size));
-    if (s.writes_files()) {
-      write_summary(s, backends, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
-      report();
-    }
+    record_failure(fmt::format("{} (this run's estimate: {}; {}; {})", e.what(), s.memory.str(), s.memory.advice(),
+                               out_of_memory_levers(s.train, s.data.batch_size)));
     throw OutOfMemoryError(s.failure);
+  } catch (const Error& e) {
+    record_failure(e.what());
+    throw;
   }
   if (s.writes_files()) {
     write_stage_table(s);

@@ -50,7 +50,8 @@ class ModelSelection {
   int64_t best_epoch() const { return best_epoch_; }
   int64_t epochs_without_improvement() const { return epochs_without_improvement_; }
 
-  /// String state for checkpoint metadata, and back (missing keys: a fresh start).
+  /// String state for checkpoint metadata, and back (missing keys: a fresh start; a value that is
+  /// not a number: InputError, and nothing changes).
   std::map<std::string, std::string> state() const;
   void restore(const std::map<std::string, std::string>& state);
 
