@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -19,6 +20,9 @@
 namespace po = boost::program_options;
 
 namespace {
+
+/// How long a first signal may wait for a safe point outside the stages (docs/architecture.md).
+constexpr std::chrono::seconds kInterruptGrace{10};
 
 constexpr const char* kUsage =
     "usage: ingot [--version] [--help] [--log LEVEL] <command> [<args>]\n"
@@ -130,9 +134,10 @@ bool interrupted() { return ingot::train::interrupted(); }
 int main(int argc, char** argv) {
   // One interrupt system for the whole process: the first SIGINT / SIGTERM / SIGHUP sets a flag
   // that every phase checks (start-up, training steps, the stages after training); a second one
-  // stops the process at once.
-  const ingot::train::InterruptGuard guard(
-      "ingot: stopping at the next safe point (press Ctrl-C again to stop now)\n");
+  // stops the process at once. Outside the pipeline's stages, which poll, a first signal that is
+  // not acted on within the grace period (a start-up blocked in a read, say) ends the process too.
+  const ingot::train::InterruptGuard guard("ingot: stopping at the next safe point (press Ctrl-C again to stop now)\n",
+                                           kInterruptGrace);
   int code = 1;
   try {
     code = run_main(argc, argv);
