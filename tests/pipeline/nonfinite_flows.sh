@@ -2,8 +2,8 @@
 # The non-finite guard end to end: a learning rate of 1e30 makes the loss NaN. With the default
 # on_nonfinite: stop the run ends with exit 1 naming the step and the quantity, saves no weights
 # and no checkpoint from that state and records "status": "failed"; with skip_step it stops once
-# train.max_skipped steps in a row were skipped; with train.detect_anomaly the message also names
-# the first op whose output went non-finite.
+# train.max_skipped steps in a row were skipped (and does not advise the skip_step that is set); with
+# train.detect_anomaly the message also names the first op whose output went non-finite.
 # Usage: nonfinite_flows.sh INGOT_BINARY FLOW   (FLOW: stop | skip_exhausted | anomaly)
 set -euo pipefail
 ingot=$1
@@ -25,6 +25,11 @@ echo "$line" | grep -q "nothing was saved from it" || fail "message: $line"
 if [ "$flow" = skip_exhausted ]; then
   echo "$line" | grep -q "3 steps in a row skipped (train.max_skipped: 3)" || fail "message: $line"
   [ "$(grep -c "optimizer step skipped" "$work/out.txt")" -ge 2 ] || fail "no skipped steps reported"
+  # skip_step is set already: the advice is another lever, not that one.
+  echo "$line" | grep -q "set train.on_nonfinite" && fail "advises the skip_step that is set: $line"
+  echo "$line" | grep -q "lower the learning rate (or clip the gradients: train.clip_grad_norm)" || fail "message: $line"
+else
+  echo "$line" | grep -q "lower the learning rate (or set train.on_nonfinite: skip_step)" || fail "message: $line"
 fi
 if [ "$flow" = anomaly ]; then
   echo "$line" | grep -Eq "\(anomaly detection: op [A-Za-z_0-9]+ \((forward|backward), in " || fail "message: $line"

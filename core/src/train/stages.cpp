@@ -85,13 +85,16 @@ class TrainStage final : public PipelineStage {
       // Nothing is saved from the non-finite state; the last checkpoint is the one to go back to.
       const auto latest = s.run->latest_checkpoint();
       s.status = TrainStatus::Failed;
+      // (with skip_step already set, the steps it could skip ran out, or a weight went non-finite)
+      const std::string lever = s.train.on_nonfinite == "skip_step"
+                                    ? "lower the learning rate (or clip the gradients: train.clip_grad_norm)"
+                                    : "lower the learning rate (or set train.on_nonfinite: skip_step)";
       s.failure =
           fmt::format("{}; nothing was saved from it. {}", e.what(),
-                      latest ? fmt::format("The last good checkpoint is {}.safetensors: lower the learning rate "
-                                           "(or set train.on_nonfinite: skip_step) and run again with --resume",
-                                           latest->string())
-                             : std::string("No checkpoint was saved before it: lower the learning rate (or set "
-                                           "train.on_nonfinite: skip_step) and start over with --force"));
+                      latest ? fmt::format("The last good checkpoint is {}.safetensors: {} and run again "
+                                           "with --resume",
+                                           latest->string(), lever)
+                             : fmt::format("No checkpoint was saved before it: {} and start over with --force", lever));
       return false;
     }
     if (s.status != TrainStatus::Interrupted) {
