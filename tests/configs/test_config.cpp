@@ -66,6 +66,11 @@ TEST_CASE("wrong types and ranges name the key, the line and the value", "[confi
   CHECK(parse_error("name: x\nsmoke:\n  matmul_size: [1, 2]\n") == "c.yaml:3: 'smoke.matmul_size' must be an integer, got a list");
   CHECK(parse_error("name: x\nseed:\n") == "c.yaml:2: 'seed' must be an integer, got nothing");
   CHECK(parse_error("name: [a]\n") == "c.yaml:1: 'name' must be a string, got a list");
+  // Every float key is finite, checked at load (.nan once slipped past `min: 0`, .inf past every range).
+  CHECK(parse_error("name: x\ntrain:\n  clip_grad_norm: .inf\n") ==
+        "c.yaml:3: 'train.clip_grad_norm' must be a finite number, got '.inf'");
+  CHECK(parse_error("name: x\ntrain:\n  clip_grad_norm: .nan\n") ==
+        "c.yaml:3: 'train.clip_grad_norm' must be a finite number, got '.nan'");
 }
 
 TEST_CASE("structural problems: syntax, missing key, duplicates, missing file", "[config]") {

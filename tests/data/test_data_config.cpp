@@ -70,6 +70,8 @@ TEST_CASE("data config: bad keys and values name the key", "[data][config]") {
   CHECK_THAT(config_error_of("augment: {random_crop: {pading: 2}}"), Contains("padding"));
   CHECK_THAT(config_error_of("normalize: {mean: abc}"), Contains("cfg.yaml:1") && Contains("data.normalize.mean"));
   CHECK_THAT(config_error_of("normalize: {std: 0}"), Contains("'data.normalize.std' must be > 0"));
+  CHECK_THAT(config_error_of("normalize: {std: .inf}"), Contains("'data.normalize.std' must be finite numbers"));
+  CHECK_THAT(config_error_of("normalize: {mean: [0.5, .nan]}"), Contains("'data.normalize.mean' must be finite"));
 }
 
 TEST_CASE("data config: synthetic loaders build, train shuffled and test in order", "[data][config]") {

@@ -67,6 +67,9 @@ void check_value(const Field& f, const YAML::Node& value, const std::string& fil
     case FieldType::Float:
       number = scalar_as<double>(value);
       if (!number) throw type_error();
+      // The one check of every float key: .nan and .inf never reach the code that uses them.
+      if (!std::isfinite(*number))
+        throw ConfigError(fmt::format("{}: '{}' must be a finite number, got {}", at, key_path, describe(value)));
       break;
     case FieldType::List:
       if (!value.IsSequence()) throw type_error();

@@ -1,6 +1,8 @@
 // The `data:` section: schema, parsing with defaults, resolved YAML, and the loader factory.
 #include "ingot/data/data_config.h"
 
+#include <cmath>
+
 #include "ingot/data/csv_dataset.h"
 #include "ingot/data/dataset_registry.h"
 #include "ingot/data/fashion_mnist.h"
@@ -30,6 +32,9 @@ std::vector<float> parse_values(const YAML::Node& node, const std::string& file,
   } catch (const YAML::Exception&) {
     throw bad();
   }
+  for (const float v : out)  // (as every float key of a schema must be)
+    if (!std::isfinite(v))
+      throw ConfigError(fmt::format("{}: '{}' must be finite numbers, got {}", config::where(file, node), key, v));
   return out;
 }
 
