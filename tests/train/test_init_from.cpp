@@ -1,9 +1,11 @@
 // init_from: a strict load names what is missing and unexpected; strict: false loads what matches
 // and reports the rest; prefix_map renames keys ("module." -> ""), ignore leaves keys out; a shape
-// that differs is always an error naming the tensor; the config forms parse or are refused.
+// that differs is always an error naming the tensor, and so is a weight that is not finite; the
+// config forms parse or are refused.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <limits>
 
 #include "ingot/base/error.h"
 #include "ingot/io/safetensors.h"
@@ -60,6 +62,19 @@ TEST_CASE("init_from: strict, not strict, prefix_map and ignore", "[train][init_
   CHECK(same(head->state_dict()[0].second, source->state_dict()[0].second));
   CHECK(same(head->state_dict()[2].second, head_before));
   CHECK_THAT(r.line("f"), Catch::Contains("init_from f: 2 tensor(s) loaded; missing, kept as initialised: 3.weight, 3.bias"));
+}
+
+TEST_CASE("init_from: a NaN or infinite weight is refused, and nothing is loaded", "[train][init_from]") {
+  auto source = mlp({6, 5, 3}, 1);
+  source->state_dict()[2].second.detach().fill_(std::numeric_limits<double>::infinity());  // 3.weight
+  const std::string file = save(*source, "", "ingot_init_inf.safetensors");
+  auto target = mlp({6, 5, 3}, 2);
+  const Tensor before = target->state_dict()[0].second.clone();
+  REQUIRE_THROWS_WITH(load_init_from({.path = file}, *target),
+                      Catch::StartsWith("init_from " + file + ": '3.weight' holds inf at element 0 of [3, 5]"));
+  CHECK(same(target->state_dict()[0].second, before));
+  // Left out with ignore, the same file loads.
+  CHECK(load_init_from({.path = file, .strict = false, .ignore = {"3.*"}}, *target).loaded.size() == 2);
 }
 
 TEST_CASE("init_from: the config forms", "[train][init_from]") {

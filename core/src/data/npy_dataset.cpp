@@ -74,7 +74,11 @@ Split load(const NpySource& s) {
   if (y.shape.size() != 1 || y.shape[0] != d[0])
     fail(fmt::format("{}: y has shape ({}) but x ({}) has {} samples; y must be [{}]", out.y_name,
                      fmt::join(y.shape, ", "), out.x_name, d[0], d[0]));
-  out.x = npy_to_floats(x, out.x_name);
+  try {
+    out.x = npy_to_floats(x, out.x_name);  // (refuses a NaN or infinite value)
+  } catch (const InputError& e) {
+    fail(e.what());
+  }
   out.y = to_int64(y, out.y_name);
   return out;
 }

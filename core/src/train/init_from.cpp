@@ -56,7 +56,12 @@ std::string InitFromReport::line(const std::string& path) const {
 }
 
 InitFromReport load_init_from(const InitFrom& spec, nn::Module& model) {
-  io::SafetensorsFile weights = io::load_safetensors(spec.path);
+  io::SafetensorsFile weights;
+  try {
+    weights = io::load_safetensors(spec.path);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("init_from: {}", e.what()));  // (the file's own line names the path)
+  }
   InitFromReport report;
   std::map<std::string, Tensor> renamed;
   for (const std::string& key : weights.order) {
