@@ -1,6 +1,6 @@
 """Edits a safetensors file in place, for the fault tests, with the standard library only: a
 metadata value, a tensor element, a data byte; recomputes Ingot's checksum (__metadata__
-"ingot_crc32", as docs/checkpoints.md describes it) or leaves it stale; checks it.
+"ingot_crc32", as docs/integrity.md describes it) or leaves it stale; checks it.
 
     python3 st_edit.py FILE meta KEY VALUE [--keep-crc]      set (or add) a metadata string
     python3 st_edit.py FILE drop KEY [--keep-crc]            remove a metadata entry
