@@ -1,9 +1,11 @@
 // Own data: the csv and npy dataset types on small files written here (.npy by a minimal writer,
 // .npz as zip files with stored and deflated members), values read back exactly, and one error
 // line naming the file for each kind of bad input.
+#include <sys/stat.h>
 #include <zlib.h>
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -350,6 +352,34 @@ TEST_CASE("npy: bad dtypes, shapes, order and truncation give one line naming th
                npy_datasets(train, {dir.file("x4.npy"), dir.file("y4.npy"), ""}, {}, {});
              }),
              Catch::Contains(dir.file("x4.npy") + ": test samples are [3, 1, 1] but the train samples"));
+}
+
+TEST_CASE("npy: a NaN or infinite sample is refused as the CSV dataset refuses it, naming file and sample",
+          "[data][own]") {
+  TempDir dir;
+  auto [train, test] = npy_files(dir);
+  std::vector<float> x = kX;
+  x[3] = std::nanf("");  // sample 1, value 1
+  test::write_plain(dir.file("nan.npy"), npy_of("<f4", "(3, 2)", x));
+  CHECK(test::input_error_of([&] { npy_datasets({dir.file("nan.npy"), train.y, ""}, test, {}, {}); }) ==
+        "data.npy: " + dir.file("nan.npy") +
+            ": sample 1 holds nan (its value 1 of 2): every value must be a finite number; fix or drop that sample");
+  const std::vector<double> big = {0.5, 1e300, 1, 2, 3, 4};  // (a float64 past float32's range)
+  test::write_plain(dir.file("inf.npy"), npy_of("<f8", "(3, 2)", big));
+  CHECK_THAT(test::input_error_of([&] { npy_datasets({dir.file("inf.npy"), train.y, ""}, test, {}, {}); }),
+             Catch::Contains("inf.npy: sample 0 holds inf (its value 1 of 2) as float32"));
+}
+
+TEST_CASE("npy: only a regular file is read, its shape checked against its size first", "[data][own]") {
+  TempDir dir;
+  REQUIRE(::mkfifo(dir.file("pipe.npy").c_str(), 0600) == 0);
+  CHECK_THAT(test::input_error_of([&] { read_npy(dir.file("pipe.npy")); }),
+             Catch::StartsWith(dir.file("pipe.npy") + ": is a FIFO (named pipe), not a regular file"));
+  CHECK_THAT(test::input_error_of([&] { read_npy("/dev/zero"); }), Catch::Contains("is a character device"));
+  // A header that claims 2^30 samples in a file of a few bytes: refused before any data is read.
+  test::write_plain(dir.file("claims.npy"), npy_bytes("<f4", "(1073741824, 2)", kX.data(), 24));
+  CHECK_THAT(test::input_error_of([&] { read_npy(dir.file("claims.npy")); }),
+             Catch::Contains("truncated: shape (1073741824, 2) of float32 needs 8589934592 bytes of data, the file has 24"));
 }
 
 TEST_CASE("npz: a damaged zip, a bad member and a wrong config give one line each", "[data][own]") {

@@ -53,7 +53,9 @@ def pattern(dt, shape):
     return v.to(dt).reshape(shape)
 
 t, meta = st_io.load_file(src)
+crc = meta.pop("ingot_crc32")  # (Ingot's checksum: one more string for torch)
 assert meta == {"source": "ingot", "note": "caf\u00e9"}, meta
+st_io.save_file(t, resaved + ".meta", dict(meta, ingot_crc32=crc))  # torch's writer, Ingot's checksum
 for name, dt in NAMES.items():
     assert t[name].dtype == dt and torch.equal(t[name], pattern(dt, [2, 3, 4])), name
 assert torch.equal(t["transposed"], pattern(torch.float32, [3, 4]).t()), t["transposed"]
@@ -88,7 +90,7 @@ TEST_CASE("safetensors files move both ways between Ingot and torch", "[io][torc
   tensors.emplace_back("scalar", Tensor::scalar(2.5));
   tensors.emplace_back("empty", Tensor::empty({0, 3}, DType::F16));
   io::save_safetensors(dir / "ingot.safetensors", tensors, {{"source", "ingot"}, {"note", "caf\xc3\xa9"}});
-  io::save_safetensors(dir / "plain.safetensors", tensors);
+  test::write_bytes(dir / "plain.safetensors", io::safetensors_bytes(tensors));  // (no metadata, no checksum)
   { std::ofstream(dir / "check.py") << kScript; }
   const std::string cmd = std::string(kPython) + " " + (dir / "check.py").string() + " " + INGOT_GOLDEN_SCRIPTS + " " +
                           (dir / "ingot.safetensors").string() + " " + (dir / "plain.safetensors").string() + " " +
@@ -97,6 +99,9 @@ TEST_CASE("safetensors files move both ways between Ingot and torch", "[io][torc
 
   // The same tensors give the same bytes from both writers.
   CHECK(test::read_bytes(dir / "plain.safetensors") == test::read_bytes(dir / "resaved.safetensors"));
+  // Saved again by torch with its metadata, the file keeps a checksum that verifies: it covers the
+  // content, not the JSON's spelling.
+  CHECK(io::load_safetensors(dir / "resaved.safetensors.meta").checksummed);
 
   const io::SafetensorsFile back = io::load_safetensors(dir / "torch.safetensors");
   CHECK(back.metadata == io::Metadata{{"from", "torch"}});

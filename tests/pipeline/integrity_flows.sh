@@ -1,5 +1,6 @@
 #!/bin/bash
-# Checkpoint integrity: one flipped byte in a checkpoint's tensor data is caught by its CRC-32.
+# Checkpoint integrity: one flipped byte in a checkpoint's tensor data is caught by its CRC-32
+# (fault_flows.sh: its metadata, and checkpoints that verify but do not fit).
 # --resume then falls back to the newest checkpoint that verifies, says so and finishes; with no
 # good checkpoint left it refuses with exit 2 naming the damage.
 # Usage: integrity_flows.sh INGOT_BINARY
@@ -25,7 +26,7 @@ flip "$run/checkpoints/epoch-003.safetensors"
 touch -d '1 minute ago' "$run/checkpoints/epoch-001.safetensors" "$run/checkpoints/epoch-002.safetensors"
 touch -d '2 minutes ago' "$run/checkpoints/epoch-001.safetensors"
 "$ingot" run $cfg --resume --runs-dir "$work" > "$work/b.txt" 2>&1 || { cat "$work/b.txt"; fail "resume after damage"; }
-grep -q "epoch-003.safetensors: the checkpoint's data is damaged (CRC-32" "$work/b.txt" || fail "$(cat "$work/b.txt")"
+grep -q "epoch-003.safetensors: the file is damaged: its content has CRC-32" "$work/b.txt" || fail "$(cat "$work/b.txt")"
 grep -q "resuming from .*epoch-002.safetensors, the newest checkpoint that verifies" "$work/b.txt" || fail "$(cat "$work/b.txt")"
 grep -q '"status":"completed"' "$run/summary.json" || fail "summary: $(cat "$run/summary.json")"
 
