@@ -361,12 +361,16 @@ TEST_CASE("npy: a NaN or infinite sample is refused as the CSV dataset refuses i
   std::vector<float> x = kX;
   x[3] = std::nanf("");  // sample 1, value 1
   test::write_plain(dir.file("nan.npy"), npy_of("<f4", "(3, 2)", x));
-  CHECK(test::input_error_of([&] { npy_datasets({dir.file("nan.npy"), train.y, ""}, test, {}, {}); }) ==
+  CHECK(test::input_error_of([&] {
+          npy_datasets({dir.file("nan.npy"), train.y, ""}, test, {}, {});
+        }) ==
         "data.npy: " + dir.file("nan.npy") +
             ": sample 1 holds nan (its value 1 of 2): every value must be a finite number; fix or drop that sample");
   const std::vector<double> big = {0.5, 1e300, 1, 2, 3, 4};  // (a float64 past float32's range)
   test::write_plain(dir.file("inf.npy"), npy_of("<f8", "(3, 2)", big));
-  CHECK_THAT(test::input_error_of([&] { npy_datasets({dir.file("inf.npy"), train.y, ""}, test, {}, {}); }),
+  CHECK_THAT(test::input_error_of([&] {
+               npy_datasets({dir.file("inf.npy"), train.y, ""}, test, {}, {});
+             }),
              Catch::Contains("inf.npy: sample 0 holds inf (its value 1 of 2) as float32"));
 }
 
@@ -378,8 +382,9 @@ TEST_CASE("npy: only a regular file is read, its shape checked against its size 
   CHECK_THAT(test::input_error_of([&] { read_npy("/dev/zero"); }), Catch::Contains("is a character device"));
   // A header that claims 2^30 samples in a file of a few bytes: refused before any data is read.
   test::write_plain(dir.file("claims.npy"), npy_bytes("<f4", "(1073741824, 2)", kX.data(), 24));
-  CHECK_THAT(test::input_error_of([&] { read_npy(dir.file("claims.npy")); }),
-             Catch::Contains("truncated: shape (1073741824, 2) of float32 needs 8589934592 bytes of data, the file has 24"));
+  CHECK_THAT(
+      test::input_error_of([&] { read_npy(dir.file("claims.npy")); }),
+      Catch::Contains("truncated: shape (1073741824, 2) of float32 needs 8589934592 bytes of data, the file has 24"));
 }
 
 TEST_CASE("npz: a damaged zip, a bad member and a wrong config give one line each", "[data][own]") {
