@@ -8,7 +8,7 @@
 
 #include "ingot/extension/extension.h"
 #include "ingot/ops/ops.h"
-#include "ingot/train/pipeline_state.h"
+#include "ingot/train/stage.h"
 
 namespace {
 
@@ -32,13 +32,13 @@ Tensor huber(const Tensor& output, const Tensor& target, double delta, ingot::nn
 class ParamReport final : public ingot::train::PipelineStage {
  public:
   std::string name() const override { return "param_report"; }
-  bool run(ingot::train::PipelineState& state) override {
+  bool run(ingot::train::StageContext& context) override {
     int64_t total = 0;
-    for (const auto& [name, t] : state.model->named_parameters()) {
-      state.out << fmt::format("param_report: {:<24} {:>10} parameters\n", name, t.numel());
+    for (const auto& [name, t] : context.model().named_parameters()) {
+      context.out() << fmt::format("param_report: {:<24} {:>10} parameters\n", name, t.numel());
       total += t.numel();
     }
-    state.out << fmt::format("param_report: total {} parameters\n", total);
+    context.out() << fmt::format("param_report: total {} parameters\n", total);
     return true;
   }
 };

@@ -11,7 +11,6 @@
 #include "ingot/base/error.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/fine_tune.h"
-#include "ingot/train/pipeline_state.h"
 #include "kd_loss.h"
 
 namespace ingot::distill {
@@ -96,15 +95,15 @@ bool DistillStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile
   return false;
 }
 
-bool DistillStage::run(train::PipelineState& s) {
+bool DistillStage::run(train::StageContext& s) {
   const DistillConfig& c = config_;
-  const Device device = s.model->device();
+  const Device device = s.model().device();
   const Teacher loaded = c.teacher.kind == TeacherKind::Current
-                             ? Teacher{s.model, "the pipeline's model"}
-                             : load_teacher(c.teacher, s.cfg.node("model"), s.cfg.file());
+                             ? Teacher{s.model_ptr(), "the pipeline's model"}
+                             : load_teacher(c.teacher, s.config().node("model"), s.config().file());
   const nn::ModulePtr teacher = loaded.model;
-  nn::ModulePtr student = nn::build_model(c.student, c.file, s.init_gen, &s.dropout_gen);
-  check_student(c, *student, *teacher, s.loaders.train->dataset().sample_shape());
+  nn::ModulePtr student = nn::build_model(c.student, c.file, s.init_generator(), &s.dropout_generator());
+  check_student(c, *student, *teacher, s.train_loader().dataset().sample_shape());
   freeze_teacher(*teacher, device);
   student->to(device);
 
@@ -113,43 +112,38 @@ bool DistillStage::run(train::PipelineState& s) {
   const nn::Loss plain_loss = cfg.loss;  // what the evaluations report
   cfg.loss = scaled_loss(cfg.loss, 1.0 - c.alpha, tap);
   const int64_t teacher_params = teacher->num_parameters(), student_params = student->num_parameters();
-  s.stage_note = fmt::format("student {} params from teacher {} params, T={:g}, alpha={:g}", student_params,
-                             teacher_params, c.temperature, c.alpha);
-  s.out << fmt::format("distill: {} (teacher: {})\n", s.stage_note, loaded.source);
+  s.set_note(fmt::format("student {} params from teacher {} params, T={:g}, alpha={:g}", student_params,
+                          teacher_params, c.temperature, c.alpha));
+  s.out() << fmt::format("distill: {} (teacher: {})\n", s.note(), loaded.source);
   DistillCallback callback(teacher, {.temperature = c.temperature, .alpha = c.alpha, .log_every = cfg.log_every}, tap,
-                           s.metrics.get());
+                           &s.metrics());
   train::TrainStatus status;
   try {
     status = train::fine_tune(s, *student, cfg, {&callback}, name(), &plain_loss);
   } catch (const NonFiniteError& e) {
-    s.status = train::TrainStatus::Failed;
-    s.failure = fmt::format(
-        "distill: {}; the pipeline's model is still the teacher, nothing was saved from the "
-        "student: lower the learning rate (fine_tune.optimizer.lr) and run again",
-        e.what());
+    s.fail(
+        fmt::format("distill: {}; the pipeline's model is still the teacher, nothing was saved from the "
+                    "student: lower the learning rate (fine_tune.optimizer.lr) and run again",
+                    e.what()));
     return false;
   }
-  if (status != train::TrainStatus::Finished) {
-    s.status = status;
-    return false;
-  }
+  if (status != train::TrainStatus::Finished) return false;  // (interrupted: the run says so)
   const DistillTerms t = callback.totals();
   if (c.alpha == 0.0)
-    s.out << fmt::format(
+    s.out() << fmt::format(
         "distill: done, the student alone: ce_loss {:.4f} (mean over {} batches; teacher ran 0 times)\n", t.ce_loss,
         t.batches);
   else
-    s.out << fmt::format(
+    s.out() << fmt::format(
         "distill: done, kd_loss {:.4f}  ce_loss {:.4f} (means over {} batches; teacher ran {} times)\n", t.kd_loss,
         t.ce_loss, t.batches, callback.teacher_forwards());
-  train::Record r("distill_end", s.position.epoch, s.position.step);
+  train::Record r("distill_end", s.position().epoch, s.position().step);
   r.set("kd_loss", t.kd_loss).set("ce_loss", t.ce_loss).set("temperature", c.temperature).set("alpha", c.alpha);
   r.set("student_parameters", student_params).set("teacher_parameters", teacher_params);
-  if (s.metrics) s.metrics->log(r);
+  s.metrics().log(r);
   // The student replaces the model; the teacher goes with the last reference to it. An evaluation
   // of the teacher no longer describes the pipeline's model.
-  s.model = std::move(student);
-  s.forget_evaluation();
+  s.replace_model(std::move(student));
   return true;
 }
 

@@ -40,7 +40,7 @@ class DistillStage final : public train::PipelineStage {
   /// Loads and freezes the teacher, builds the student on the model's device (checked against the
   /// data and the teacher's outputs), fine-tunes it with the distillation loss, and makes it
   /// state.model. False when training was interrupted or failed.
-  bool run(train::PipelineState& state) override;
+  bool run(train::StageContext& context) override;
   /// The student (built from `student:`) takes the model's place.
   bool prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const override;
 

@@ -42,20 +42,20 @@ bool PruneStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& 
   return false;
 }
 
-bool PruneStage::run(train::PipelineState& s) {
-  nn::Module& model = *s.model;
-  auto pruner = std::make_shared<Pruner>(model, cfg_, s.seed);
+bool PruneStage::run(train::StageContext& s) {
+  nn::Module& model = s.model();
+  auto pruner = std::make_shared<Pruner>(model, cfg_, s.seed());
   const std::vector<std::string> layers = report_layers(*pruner);
   const std::vector<LayerRow> before = snapshot(model, layers);
   const std::vector<std::pair<std::string, std::string>> skipped = pruner->skipped();
   auto masks = std::make_unique<MaskCallback>(pruner, cfg_.schedule, cfg_.amount.fraction);
   if (cfg_.schedule) {
-    s.out << fmt::format("prune: {} on {} layers, rising as zhu_gupta from {:g}% over steps {}..{} (every {})\n",
+    s.out() << fmt::format("prune: {} on {} layers, rising as zhu_gupta from {:g}% over steps {}..{} (every {})\n",
                          method_phrase(cfg_), pruner->targets().size(), 100.0 * cfg_.schedule->initial,
                          cfg_.schedule->begin, cfg_.schedule->end(), cfg_.schedule->frequency);
   } else {
     pruner->prune(cfg_.amount);
-    s.out << fmt::format("prune: {} on {} layers: {:.1f}% of their weights masked\n", method_phrase(cfg_),
+    s.out() << fmt::format("prune: {} on {} layers: {:.1f}% of their weights masked\n", method_phrase(cfg_),
                          pruner->targets().size(), 100.0 * pruner->sparsity());
   }
   std::string extra;
@@ -66,7 +66,7 @@ bool PruneStage::run(train::PipelineState& s) {
                          : fmt::format(", {} epoch{} fine-tuning", tc.epochs, tc.epochs == 1 ? "" : "s");
   }
   if (!masks->reached_final()) {
-    s.out << fmt::format("prune: the schedule ends after step {} but fine-tuning stopped before it: the final {} is "
+    s.out() << fmt::format("prune: the schedule ends after step {} but fine-tuning stopped before it: the final {} is "
                          "applied now, without fine-tuning after it\n",
                          cfg_.schedule->end(), cfg_.amount.str());
     masks->finish();
@@ -76,10 +76,10 @@ bool PruneStage::run(train::PipelineState& s) {
     changes = pruner->make_permanent();
   } else {
     // The masks stay: later training of this model (another stage's fine-tuning) keeps them.
-    s.callbacks.push_back(std::make_unique<MaskCallback>(pruner, std::nullopt, 0.0));
+    s.add_callback(std::make_unique<MaskCallback>(pruner, std::nullopt, 0.0));
   }
-  write_report(s.out, "prune", cfg_, before, snapshot(*s.model, layers), skipped, changes);
-  s.stage_note = stage_note(cfg_, changes, extra);
+  write_report(s.out(), "prune", cfg_, before, snapshot(s.model(), layers), skipped, changes);
+  s.set_note(stage_note(cfg_, changes, extra));
   return true;
 }
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ingot/train/pipeline_state.h"
+#include "ingot/train/stage.h"
 #include "prune_config.h"
 
 namespace ingot::prune {
@@ -18,7 +18,7 @@ class PruneStage final : public train::PipelineStage {
   bool changes_model() const override { return true; }
   /// False when the fine-tuning was interrupted by a signal (nothing of the stage is kept then
   /// but the pruned weights of the model in memory).
-  bool run(train::PipelineState& s) override;
+  bool run(train::StageContext& context) override;
   /// Shrinks the layers whose saved weights have fewer output channels (structured pruning) to
   /// the saved shapes; the file then loads as usual.
   bool prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const override;

@@ -10,7 +10,7 @@
 #include "accuracy_gate.h"
 #include "calibrate.h"
 #include "ingot/base/error.h"
-#include "ingot/train/pipeline_state.h"
+#include "ingot/train/evaluate.h"
 #include "layer_units.h"
 #include "quant_load.h"
 
@@ -74,12 +74,12 @@ QuantizeConfig parse_quantize_config(const YAML::Node& node, const std::string& 
   return c;
 }
 
-bool QuantizeStage::load(train::PipelineState& s) {
-  const LoadSummary r = load_quantized(*s.model, std::filesystem::path(cfg_.load));
-  s.forget_evaluation();
-  s.out << fmt::format("quantize: loaded {}: {} of {} layers int8{}\n", cfg_.load, r.int8, r.layers,
+bool QuantizeStage::load(train::StageContext& s) {
+  const LoadSummary r = load_quantized(s.model(), std::filesystem::path(cfg_.load));
+  s.model_changed();
+  s.out() << fmt::format("quantize: loaded {}: {} of {} layers int8{}\n", cfg_.load, r.int8, r.layers,
                        r.dynamic > 0 ? fmt::format(" ({} dynamic)", r.dynamic) : "");
-  s.stage_note = fmt::format("int8 loaded, {} of {} layers", r.int8, r.layers);
+  s.set_note(fmt::format("int8 loaded, {} of {} layers", r.int8, r.layers));
   return true;
 }
 
@@ -88,58 +88,57 @@ bool QuantizeStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFil
   return true;
 }
 
-bool QuantizeStage::run(train::PipelineState& s) {
+bool QuantizeStage::run(train::StageContext& s) {
   if (!cfg_.load.empty()) return load(s);
-  nn::Module& model = *s.model;
+  nn::Module& model = s.model();
   const bool dynamic = cfg_.options.dynamic;
   const std::string mode = dynamic ? "dynamic" : "static";
   model.eval();
   std::vector<Unit> units = find_units(model, dynamic);
   if (units.empty()) {
-    s.out << fmt::format("quantize: the model has no {} layer: nothing to quantize\n",
+    s.out() << fmt::format("quantize: the model has no {} layer: nothing to quantize\n",
                          dynamic ? "Linear" : "Linear or Conv2d");
-    s.stage_note = "int8 " + mode + ", no layers";
+    s.set_note("int8 " + mode + ", no layers");
     return true;
   }
-  INGOT_CHECK(s.loaders.train != nullptr && s.loaders.test != nullptr, "quantize: the pipeline has no data loaders");
   fold_units(model, units);
   std::string how;
   if (!dynamic) {
     const int64_t ran =
-        calibrate(model, units, *s.loaders.train, cfg_.calibration_batches, cfg_.observer, cfg_.options.reduce_range);
+        calibrate(model, units, s.train_loader(), cfg_.calibration_batches, cfg_.observer, cfg_.options.reduce_range);
     how = fmt::format(" ({}, {} batches)", cfg_.observer.kind, ran);
-    s.out << fmt::format("quantize: calibrated {} layers on {} batches of the train split ({} observer)\n",
+    s.out() << fmt::format("quantize: calibrated {} layers on {} batches of the train split ({} observer)\n",
                          units.size(), ran, cfg_.observer.kind);
   }
   Converter converter(model, units, cfg_.options);
-  train::Record rec("quantize", s.position.epoch, s.position.step);
+  train::Record rec("quantize", s.position().epoch, s.position().step);
   if (cfg_.tolerance) {
     const auto evaluate = [&] {
-      return train::evaluate(model, *s.loaders.test, s.class_names, &s.train.loss, &s.train.amp).accuracy;
+      return train::evaluate(model, s.test_loader(), s.class_names(), &s.train_config().loss, &s.train_config().amp).accuracy;
     };
     converter.install(std::vector<bool>(units.size(), false));
     const double f32 = evaluate();
-    const std::vector<double> sens = sensitivities(model, converter, *s.loaders.train, cfg_.sensitivity_batches);
+    const std::vector<double> sens = sensitivities(model, converter, s.train_loader(), cfg_.sensitivity_batches);
     const GateResult g = run_gate(converter, sens, f32, *cfg_.tolerance, evaluate,
-                                  [&s](const std::string& line) { s.out << "quantize: " << line << "\n"; });
+                                  [&s](const std::string& line) { s.out() << "quantize: " << line << "\n"; });
     rec.set("f32_accuracy", g.f32_accuracy).set("int8_accuracy", g.int8_accuracy).set("reverted", g.steps.size());
     if (!g.steps.empty()) how += fmt::format(", {} back to f32 by the gate", g.steps.size());
   } else {
     converter.install_all();
   }
-  s.out << fmt::format("quantize: int8 {}, {} weights, {} of {} layers int8:\n", mode,
+  s.out() << fmt::format("quantize: int8 {}, {} weights, {} of {} layers int8:\n", mode,
                        cfg_.options.per_channel ? "per-channel" : "per-tensor", converter.int8_count(), units.size());
   for (size_t i = 0; i < units.size(); ++i) {
     std::string why;
     if (!converter.is_int8(i) && !converter.device_runs_unit(i))
       why = fmt::format(" (the {} backends run no {} int8 op)", model.device().str(),
                         units[i].conv ? "qconv2d" : "qlinear");
-    s.out << "quantize:   " << converter.describe(i) << why << "\n";
+    s.out() << "quantize:   " << converter.describe(i) << why << "\n";
   }
-  s.stage_note = fmt::format("int8 {}, {} of {} layers{}", mode, converter.int8_count(), units.size(), how);
+  s.set_note(fmt::format("int8 {}, {} of {} layers{}", mode, converter.int8_count(), units.size(), how));
   rec.set("mode", mode).set("int8_layers", converter.int8_count()).set("layers", units.size());
-  if (s.metrics) s.metrics->log(rec);
-  s.forget_evaluation();
+  s.metrics().log(rec);
+  s.model_changed();
   return true;
 }
 

@@ -37,12 +37,12 @@ class QuantizeStage final : public train::PipelineStage {
   explicit QuantizeStage(QuantizeConfig cfg) : cfg_(std::move(cfg)) {}
   std::string name() const override { return "quantize"; }
   bool changes_model() const override { return true; }
-  bool run(train::PipelineState& state) override;
+  bool run(train::StageContext& context) override;
   /// Swaps in the int8 layers a saved model describes and loads it.
   bool prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const override;
 
  private:
-  bool load(train::PipelineState& state);
+  bool load(train::StageContext& context);
   QuantizeConfig cfg_;
 };
 

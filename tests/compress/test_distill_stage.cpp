@@ -16,7 +16,7 @@
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"
-#include "ingot/train/pipeline_state.h"
+#include "ingot/train/stage_harness.h"
 #include "teacher.h"
 
 namespace {
@@ -48,19 +48,13 @@ struct SmallPipeline {
   ingot::test::TempDir dir;
   std::ostringstream out;
   ingot::config::Config cfg;
-  std::unique_ptr<ingot::train::PipelineState> s;
+  ingot::train::StageHarness harness;
+  ingot::train::StageContext& s;
 
   explicit SmallPipeline(const std::string& yaml = pipeline_yaml())
-      : cfg(ingot::config::Config::parse(yaml, ingot::train::pipeline_schema(), "pipeline.yaml")) {
-    s = std::make_unique<ingot::train::PipelineState>(cfg, out, 3);
-    s->data = ingot::data::parse_data_config(cfg.node("data"), cfg.file());
-    s->train = ingot::train::parse_train_config(cfg.node("train"), cfg.file());
-    s->model = ingot::train::build_model_on(cfg, ingot::Device::cpu(), s->init_gen, s->dropout_gen);
-    s->loaders = ingot::data::make_data_loaders(s->data, s->seed);
-    s->class_names = s->loaders.class_names;
-    s->metrics = std::make_unique<ingot::train::MetricsLog>(dir.path() / "metrics.jsonl", false);
-    s->progress = std::make_unique<ingot::train::ProgressBar>(out, false);
-  }
+      : cfg(ingot::config::Config::parse(yaml, ingot::train::pipeline_schema(), "pipeline.yaml")),
+        harness(cfg, out, dir.path() / "metrics.jsonl"),
+        s(harness.context()) {}
 };
 
 ingot::nn::ModulePtr make_model(const char* yaml, uint64_t seed) {
@@ -184,12 +178,16 @@ TEST_CASE("a teacher loads from a .safetensors file with teacher_model or the pi
 
 TEST_CASE("the distill stage leaves the teacher bit-identical and puts the student in the model's place") {
   SmallPipeline p;
-  const ingot::nn::ModulePtr teacher = p.s->model;
+  const ingot::nn::ModulePtr teacher = p.s.model_ptr();
   const auto before = snapshot(*teacher);
   distill::DistillStage stage(parse_stage(std::string("teacher: current\ntemperature: 2\nalpha: 0.5\nstudent: ") +
                                           kStudentModel + "\nfine_tune: {steps: 3}\n"));
   CHECK(stage.changes_model());
-  REQUIRE(stage.run(*p.s));
+  // An evaluation of the teacher, which the student must not inherit.
+  const auto evaluate = ingot::train::stage_registry().make(YAML::Node("evaluate"), "test", "stages[0]");
+  REQUIRE(p.harness.run(*evaluate));
+  REQUIRE(p.s.last_evaluation() != nullptr);
+  REQUIRE(p.harness.run(stage));
 
   CHECK(snapshot(*teacher) == before);
   for (const Tensor& t : teacher->parameters()) {
@@ -197,14 +195,14 @@ TEST_CASE("the distill stage leaves the teacher bit-identical and puts the stude
     CHECK_FALSE(t.grad().defined());
   }
   // The pipeline's model is the student, trained (its weights moved from the initial ones).
-  REQUIRE(p.s->model != teacher);
-  const auto params = p.s->model->named_parameters();
+  REQUIRE(p.s.model_ptr() != teacher);
+  const auto params = p.s.model().named_parameters();
   REQUIRE(params.size() == 4);
   CHECK(params[0].second.shape() == ingot::Shape({8, 64}));
   CHECK(params[2].second.shape() == ingot::Shape({4, 8}));
-  CHECK(p.s->stage_note ==
+  CHECK(p.s.note() ==
         fmt::format("student 556 params from teacher {} params, T=2, alpha=0.5", teacher->num_parameters()));
-  CHECK_FALSE(p.s->last_eval.has_value());
+  CHECK(p.s.last_evaluation() == nullptr);
   // Both terms, every step (log_every 1), and the stage's end record.
   const std::string metrics = ingot::test::read_text(p.dir.path() / "metrics.jsonl");
   size_t records = 0;
@@ -222,8 +220,8 @@ TEST_CASE("a student that does not fit the data or gives other outputs than the 
   SmallPipeline p;
   distill::DistillStage classes(
       parse_stage("teacher: current\nstudent: {preset: mlp, input_shape: [1, 8, 8], sizes: [64, 8, 3]}\n"));
-  CHECK_THROWS_WITH(classes.run(*p.s), Catch::Contains("differ from the teacher's"));
+  CHECK_THROWS_WITH(p.harness.run(classes), Catch::Contains("differ from the teacher's"));
   distill::DistillStage input(
       parse_stage("teacher: current\nstudent: {preset: mlp, input_shape: [1, 4, 4], sizes: [16, 8, 4]}\n"));
-  CHECK_THROWS_WITH(input.run(*p.s), Catch::Contains("input_shape is [1, 4, 4]"));
+  CHECK_THROWS_WITH(p.harness.run(input), Catch::Contains("input_shape is [1, 4, 4]"));
 }

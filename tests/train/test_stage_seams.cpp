@@ -15,7 +15,6 @@
 #include "ingot/train/fine_tune.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"
-#include "ingot/train/pipeline_state.h"
 #include "ingot/train/stage_report.h"
 #include "temp_dir.h"
 
@@ -31,15 +30,15 @@ class SwapAndTune final : public PipelineStage {
   explicit SwapAndTune(YAML::Node keys) : keys_(YAML::Clone(keys)) {}
   std::string name() const override { return "swap_and_tune"; }
   bool changes_model() const override { return true; }
-  bool run(PipelineState& s) override {
+  bool run(StageContext& s) override {
     YAML::Node spec = YAML::Load("{preset: mlp, input_shape: [1, 4, 4], sizes: [16, 6, 3]}");
-    nn::ModulePtr model = nn::build_model(spec, "test", s.init_gen, &s.dropout_gen);
+    nn::ModulePtr model = nn::build_model(spec, "test", s.init_generator(), &s.dropout_generator());
     const TrainConfig cfg = fine_tune_config(s, keys_["fine_tune"]);
     seen_steps = cfg.steps;
     seen_lr = cfg.optimizer["lr"].as<double>();
     if (fine_tune(s, *model, cfg, {}, name()) != TrainStatus::Finished) return false;
-    s.model = model;
-    s.stage_note = "swapped in a 6-unit MLP";
+    s.replace_model(model);
+    s.set_note("swapped in a 6-unit MLP");
     return true;
   }
   static inline int64_t seen_steps = 0;

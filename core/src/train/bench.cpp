@@ -35,7 +35,7 @@
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"
-#include "ingot/train/pipeline_state.h"
+#include "pipeline_state.h"
 #include "ingot/train/train_config.h"
 
 namespace ingot::train {

@@ -7,24 +7,26 @@
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
 #include "ingot/train/interrupt.h"
+#include "pipeline_state.h"
 
 namespace ingot::train {
 
 config::Schema fine_tune_schema() { return train_schema(); }
 
-TrainConfig fine_tune_config(const PipelineState& s, const YAML::Node& section) {
-  const YAML::Node base = s.cfg.node("train");
+TrainConfig fine_tune_config(const StageContext& context, const YAML::Node& section) {
+  const YAML::Node base = context.config().node("train");
   YAML::Node merged = base && base.IsMap() ? YAML::Clone(base) : YAML::Node(YAML::NodeType::Map);
   // Checkpoints and callbacks belong to the train stage; a stage's fine-tuning keeps neither.
   merged.remove("callbacks");
   if (section && section.IsMap())
     for (const auto& kv : section) merged[kv.first.as<std::string>()] = YAML::Clone(kv.second);
-  return parse_train_config(merged, s.cfg.file());
+  return parse_train_config(merged, context.config().file());
 }
 
-TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cfg,
+TrainStatus fine_tune(StageContext& context, nn::Module& model, const TrainConfig& cfg,
                       const std::vector<TrainCallback*>& callbacks, const std::string& stage,
                       const nn::Loss* eval_loss) {
+  PipelineState& s = pipeline_state(context);
   const std::string& file = s.cfg.file();
   std::unique_ptr<optim::Optimizer> optimizer = optim::make_optimizer(cfg.optimizer, model.named_parameters(), file,
                                                                       stage + ".fine_tune.optimizer");
@@ -58,6 +60,7 @@ TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cf
   };
   const TrainStatus status = train_loop(ctx, cfg, plan, position, on_epoch_end);
   if (status == TrainStatus::Interrupted) {
+    s.status = TrainStatus::Interrupted;
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
     s.out << fmt::format("interrupted in the {} stage at step {}: its work is not saved; `ingot run {} --resume` "
                          "runs it again from the trained model\n",

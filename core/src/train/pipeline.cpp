@@ -39,7 +39,7 @@
 #include "ingot/train/memory_report.h"
 #include "ingot/train/model_fit.h"
 #include "ingot/train/out_of_memory.h"
-#include "ingot/train/pipeline_state.h"
+#include "pipeline_state.h"
 #include "ingot/train/resume_check.h"
 #include "ingot/train/run_report.h"
 #include "ingot/train/stage.h"
@@ -47,12 +47,9 @@
 
 namespace ingot::train {
 
-namespace {
-
-/// Everything that can be refused, checked before the run folder is touched: data, model (on
-/// the device, init_from loaded), optimizer, schedule, stages.
-std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, std::ostream& out,
-                                     const parallel::ParallelConfig& parallel, const parallel::ProcessGroup* group) {
+std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device device, std::ostream& out,
+                                              const parallel::ParallelConfig& parallel,
+                                              const parallel::ProcessGroup* group) {
   const std::string& file = cfg.file();
   if (!cfg.has("model")) throw ConfigError(fmt::format("{}: the pipeline needs a model: section", file));
   auto s = std::make_unique<PipelineState>(cfg, out, static_cast<uint64_t>(cfg.seed().value_or(0)));
@@ -143,6 +140,8 @@ std::unique_ptr<PipelineState> build(const config::Config& cfg, Device device, s
   }
   return s;
 }
+
+namespace {
 
 /// InputError when `pos` cannot be a position of this run: past its epochs or an epoch's batches,
 /// or more optimizer steps than the batches before it give (a step is one group of
@@ -294,6 +293,7 @@ void run_stages(PipelineState& s) {
   // The stages poll (every step, and between stages): no grace deadline cuts short a checkpoint
   // being saved after a signal.
   const InterruptGuard stages("ingot: stopping after the current stage (press Ctrl-C again to stop now)\n");
+  StageContext context(s);
   for (const auto& stage : s.stages) {
     if (interrupted()) {
       s.status = TrainStatus::Interrupted;
@@ -302,7 +302,7 @@ void run_stages(PipelineState& s) {
       return;
     }
     s.memory_watch->begin_stage(stage->name());
-    const bool go_on = stage->run(s);
+    const bool go_on = stage->run(context);
     s.memory_watch->end_stage();
     s.memory_watch->empty_caches();  // the next stage starts from what is live, the caches given back
     if (!go_on) return;
@@ -369,7 +369,7 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
                parallel::ProcessGroup* group, std::chrono::steady_clock::time_point t_start, ConsoleTee& tee) {
   // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
   auto watch = std::make_unique<MemoryWatch>(device, options.memory_report);
-  const std::unique_ptr<PipelineState> state = build(cfg, device, out, parallel, group);
+  const std::unique_ptr<PipelineState> state = build_pipeline(cfg, device, out, parallel, group);
   PipelineState& s = *state;
   s.memory_watch = std::move(watch);
   reset_op_counts();

@@ -1,6 +1,6 @@
 // Pipeline-parallel training inside `ingot run`: chunks of log_every steps between agreements to
 // stop, the records rank 0 logs, and the gathering of the trained parts.
-#include "ingot/train/pipeline_parallel_train.h"
+#include "pipeline_parallel_train.h"
 
 #include <fmt/format.h>
 #include <signal.h>

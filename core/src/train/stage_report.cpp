@@ -14,7 +14,7 @@
 #include "ingot/ops/random.h"
 #include "ingot/runtime/device_memory.h"
 #include "ingot/train/bench.h"
-#include "ingot/train/pipeline_state.h"
+#include "pipeline_state.h"
 
 namespace ingot::train {
 namespace {

@@ -11,8 +11,8 @@
 #include "ingot/train/data_parallel.h"
 #include "ingot/train/interrupt.h"
 #include "ingot/train/nonfinite_guard.h"
-#include "ingot/train/pipeline_parallel_train.h"
-#include "ingot/train/pipeline_state.h"
+#include "pipeline_parallel_train.h"
+#include "pipeline_state.h"
 #include "ingot/train/stage.h"
 
 namespace ingot::train {
@@ -36,7 +36,8 @@ class TrainStage final : public PipelineStage {
   std::string name() const override { return "train"; }
   bool trains() const override { return true; }
   bool runs_distributed() const override { return true; }
-  bool run(PipelineState& s) override {
+  bool run(StageContext& context) override {
+    PipelineState& s = pipeline_state(context);
     if (s.group != nullptr && s.parallel.mode == "pipeline") return train_pipeline_parallel(s);
     InterruptGuard guard("\ningot: stopping after the current step to save a checkpoint (Ctrl-C again stops now)\n");
     TrainContext ctx{s.model.get(),  s.optimizer.get(), s.schedule.get(), s.loaders.train.get(),
@@ -116,7 +117,8 @@ class EvaluateStage final : public PipelineStage {
  public:
   std::string name() const override { return "evaluate"; }
   bool runs_distributed() const override { return true; }
-  bool run(PipelineState& s) override {
+  bool run(StageContext& context) override {
+    PipelineState& s = pipeline_state(context);
     // The evaluation after the last epoch serves when nothing changed since (already printed and
     // logged: only its confusion matrix is added); otherwise (a steps budget ending mid-epoch, no
     // training) evaluate the weights as they are now.
@@ -135,7 +137,8 @@ class SaveStage final : public PipelineStage {
  public:
   std::string name() const override { return "save"; }
   bool runs_distributed() const override { return true; }
-  bool run(PipelineState& s) override {
+  bool run(StageContext& context) override {
+    PipelineState& s = pipeline_state(context);
     s.refuse_nonfinite_weights(s.position.step);
     if (!s.writes_files()) return true;  // (rank 0 saves the weights every rank has)
     const std::filesystem::path weights = s.run->path() / "model.safetensors";

@@ -10,7 +10,7 @@
 
 #include "ingot/config/schema.h"
 #include "ingot/train/callback.h"
-#include "ingot/train/pipeline_state.h"
+#include "ingot/train/stage_context.h"
 #include "ingot/train/train_config.h"
 #include "ingot/train/trainer.h"
 
@@ -21,16 +21,17 @@ config::Schema fine_tune_schema();
 
 /// The pipeline's `train:` section with the keys of `section` (a validated `fine_tune:` map, or
 /// undefined) in place of its own; `optimizer`, `scheduler` and `loss` are replaced whole.
-TrainConfig fine_tune_config(const PipelineState& s, const YAML::Node& section);
+TrainConfig fine_tune_config(const StageContext& context, const YAML::Node& section);
 
 /// Trains `model` as configured by `cfg` on the run's train split with a new optimizer over its
 /// parameters and a new schedule; train_step records and the progress bar carry `stage`'s name;
 /// after each epoch (cfg.eval_every_epoch) evaluates `model` on the test split and logs it.
-/// `callbacks` run after the pipeline's own (s.callbacks). The evaluations use `eval_loss` (default
-/// cfg.loss: pass the plain loss when cfg.loss is a training-only variant, e.g. distillation's
-/// scaled cross entropy). Returns Finished, or Interrupted after a signal (s.exit_code set, a line
-/// printed); a non-finite loss throws NonFiniteError.
-TrainStatus fine_tune(PipelineState& s, nn::Module& model, const TrainConfig& cfg,
+/// `callbacks` run after the pipeline's own (context.callbacks()). The evaluations use `eval_loss`
+/// (default cfg.loss: pass the plain loss when cfg.loss is a training-only variant, e.g.
+/// distillation's scaled cross entropy). Returns Finished, or Interrupted after a signal (the
+/// run's status and exit code set, a line printed: the stage then returns false); a non-finite
+/// loss throws NonFiniteError.
+TrainStatus fine_tune(StageContext& context, nn::Module& model, const TrainConfig& cfg,
                       const std::vector<TrainCallback*>& callbacks, const std::string& stage,
                       const nn::Loss* eval_loss = nullptr);
 

@@ -1,6 +1,6 @@
 // Pipeline stages by `type:` (the `stages:` list): train, evaluate, save, and any an extension
-// plugin adds (quantize, prune, distill, export, ...). Stages run in the listed order on one
-// PipelineState.
+// plugin adds (quantize, prune, distill, export, ...). Stages run in the listed order; each sees
+// the run through its StageContext (ingot/train/stage_context.h).
 #pragma once
 
 #include <memory>
@@ -10,10 +10,9 @@
 #include "ingot/config/type_registry.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/module.h"
+#include "ingot/train/stage_context.h"
 
 namespace ingot::train {
-
-struct PipelineState;
 
 class PipelineStage {
  public:
@@ -26,11 +25,12 @@ class PipelineStage {
   /// quantize): with `report: {stages: true}` the pipeline measures the model after it.
   virtual bool changes_model() const { return trains(); }
   /// True for a stage every rank of a distributed run may run (`parallel:`): it keeps the ranks'
-  /// models equal and writes files only where PipelineState::writes_files(). Off unless a stage
+  /// models equal and writes files only where StageContext::writes_files(). Off unless a stage
   /// says so; train, evaluate and save do.
   virtual bool runs_distributed() const { return false; }
-  /// Runs the stage; false stops the pipeline (training interrupted by a signal).
-  virtual bool run(PipelineState& state) = 0;
+  /// Runs the stage; false stops the pipeline (training interrupted by a signal, or
+  /// context.fail() called).
+  virtual bool run(StageContext& context) = 0;
   /// For a model saved after the run (`ingot predict`, `ingot export`): a stage that changed the
   /// model's structure redoes that change on `model` — built from the config, the earlier stages'
   /// changes applied — e.g. distill puts its student in its place. It may also load `weights`

@@ -13,8 +13,6 @@
 
 namespace ingot::train {
 
-struct PipelineState;
-
 /// `report:` (top level).
 struct ReportConfig {
   bool stages = false;             ///< measure after every stage that changes the model
@@ -37,11 +35,6 @@ struct StageRow {
   int64_t batch = 0;
   std::string note;                ///< what the stage did ("int8 static: 4 of 4 layers", ...)
 };
-
-/// Evaluates s.model, saves it to runs/<name>/stages/<k>_<stage>.safetensors, times it, appends
-/// the row to s.stage_rows, logs a `stage_report` record and prints one line. `note` is
-/// s.stage_note (cleared afterwards).
-const StageRow& measure_stage(PipelineState& s, const std::string& stage);
 
 /// The table as markdown, ratios against the first row.
 std::string stage_table_markdown(const std::vector<StageRow>& rows);

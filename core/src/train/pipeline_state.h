@@ -1,6 +1,8 @@
-// PipelineState: what one `ingot run` shares between its stages — the objects the config built
+// PipelineState: what one `ingot run` holds while its stages run — the objects the config built
 // (data, model, optimizer, schedule, loss), the run folder and its metrics, where training stands,
-// the last evaluation, and the trainer callbacks that stages and extensions attach.
+// the last evaluation, and the trainer callbacks. Internal to libingot: the built-in stages reach
+// it through pipeline_state(StageContext&); every other stage sees only its StageContext
+// (ingot/train/stage_context.h).
 #pragma once
 
 #include <cmath>
@@ -28,6 +30,7 @@
 #include "ingot/train/progress_bar.h"
 #include "ingot/train/run_dir.h"
 #include "ingot/train/stage.h"
+#include "ingot/train/stage_context.h"
 #include "ingot/train/stage_report.h"
 #include "ingot/train/train_config.h"
 #include "ingot/train/trainer.h"
@@ -118,5 +121,21 @@ struct PipelineState {
     last_eval_step = -1;
   }
 };
+
+/// Everything that can be refused, checked before the run folder is touched: data, model (on
+/// `device`, init_from loaded), optimizer, schedule, stages, callbacks, the memory estimate.
+/// (pipeline.cpp; `group` null for one process.)
+std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device device, std::ostream& out,
+                                              const parallel::ParallelConfig& parallel,
+                                              const parallel::ProcessGroup* group);
+
+/// The whole state behind a stage's context: for the built-in stages (train, evaluate, save) and
+/// the pipeline's own helpers, never for an extension.
+inline PipelineState& pipeline_state(StageContext& context) { return *context.s_; }
+
+/// Evaluates s.model, saves it to runs/<name>/stages/<k>_<stage>.safetensors, times it, appends
+/// the row to s.stage_rows, logs a `stage_report` record and prints one line. `note` is
+/// s.stage_note (cleared afterwards). (report: {stages: true}; train/stage_report.h)
+const StageRow& measure_stage(PipelineState& s, const std::string& stage);
 
 }  // namespace ingot::train

@@ -3,7 +3,7 @@
 // holds the whole trained model for the stages after training (evaluate, save).
 #pragma once
 
-#include "ingot/train/pipeline_state.h"
+#include "pipeline_state.h"
 
 namespace ingot::train {
 
