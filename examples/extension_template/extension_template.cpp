@@ -71,8 +71,9 @@ extern "C" INGOT_EXTENSION_EXPORT void ingot_extension_register(ingot::Registry&
                          const double delta = node["delta"] ? node["delta"].as<double>() : 1.0;
                          const bool hot = node["one_hot"] && node["one_hot"].as<bool>();
                          ingot::nn::Loss loss{"huber"};
-                         loss.reduction = node["reduction"] ? ingot::nn::parse_reduction(node["reduction"].as<std::string>())
-                                                            : ingot::nn::Reduction::Mean;
+                         loss.reduction = node["reduction"]
+                                              ? ingot::nn::parse_reduction(node["reduction"].as<std::string>())
+                                              : ingot::nn::Reduction::Mean;
                          loss.resolved["type"] = "huber";
                          loss.resolved["delta"] = delta;
                          loss.resolved["reduction"] = ingot::nn::reduction_name(loss.reduction);
@@ -90,9 +91,10 @@ extern "C" INGOT_EXTENSION_EXPORT void ingot_extension_register(ingot::Registry&
                        "parameters per layer"});
   ingot::config::Schema trace_keys;
   trace_keys.string("path", true);
-  registry.callbacks.add({"lr_trace", trace_keys,
-                          [](const YAML::Node& node, const std::string&) -> std::unique_ptr<ingot::train::TrainCallback> {
-                            return std::make_unique<LrTrace>(node["path"].as<std::string>());
-                          },
-                          "writes 'step lr' after every optimizer step"});
+  registry.callbacks.add(
+      {"lr_trace", trace_keys,
+       [](const YAML::Node& node, const std::string&) -> std::unique_ptr<ingot::train::TrainCallback> {
+         return std::make_unique<LrTrace>(node["path"].as<std::string>());
+       },
+       "writes 'step lr' after every optimizer step"});
 }

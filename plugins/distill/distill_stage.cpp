@@ -112,8 +112,8 @@ bool DistillStage::run(train::StageContext& s) {
   const nn::Loss plain_loss = cfg.loss;  // what the evaluations report
   cfg.loss = scaled_loss(cfg.loss, 1.0 - c.alpha, tap);
   const int64_t teacher_params = teacher->num_parameters(), student_params = student->num_parameters();
-  s.set_note(fmt::format("student {} params from teacher {} params, T={:g}, alpha={:g}", student_params,
-                          teacher_params, c.temperature, c.alpha));
+  s.set_note(fmt::format("student {} params from teacher {} params, T={:g}, alpha={:g}", student_params, teacher_params,
+                         c.temperature, c.alpha));
   s.out() << fmt::format("distill: {} (teacher: {})\n", s.note(), loaded.source);
   DistillCallback callback(teacher, {.temperature = c.temperature, .alpha = c.alpha, .log_every = cfg.log_every}, tap,
                            &s.metrics());

@@ -17,9 +17,10 @@ namespace ingot::prune {
 
 PruneStage::PruneStage(PruneConfig cfg) : cfg_(std::move(cfg)) {
   if (cfg_.schedule && !cfg_.fine_tune.IsMap())
-    throw ConfigError(fmt::format("{}: a schedule raises the sparsity over fine-tuning steps: add fine_tune: "
-                                  "{{epochs: N}} (or remove schedule for one-shot pruning)",
-                                  cfg_.where));
+    throw ConfigError(
+        fmt::format("{}: a schedule raises the sparsity over fine-tuning steps: add fine_tune: "
+                    "{{epochs: N}} (or remove schedule for one-shot pruning)",
+                    cfg_.where));
 }
 
 bool PruneStage::prepare_saved(nn::ModulePtr& model, const io::SafetensorsFile& weights) const {
@@ -51,12 +52,12 @@ bool PruneStage::run(train::StageContext& s) {
   auto masks = std::make_unique<MaskCallback>(pruner, cfg_.schedule, cfg_.amount.fraction);
   if (cfg_.schedule) {
     s.out() << fmt::format("prune: {} on {} layers, rising as zhu_gupta from {:g}% over steps {}..{} (every {})\n",
-                         method_phrase(cfg_), pruner->targets().size(), 100.0 * cfg_.schedule->initial,
-                         cfg_.schedule->begin, cfg_.schedule->end(), cfg_.schedule->frequency);
+                           method_phrase(cfg_), pruner->targets().size(), 100.0 * cfg_.schedule->initial,
+                           cfg_.schedule->begin, cfg_.schedule->end(), cfg_.schedule->frequency);
   } else {
     pruner->prune(cfg_.amount);
     s.out() << fmt::format("prune: {} on {} layers: {:.1f}% of their weights masked\n", method_phrase(cfg_),
-                         pruner->targets().size(), 100.0 * pruner->sparsity());
+                           pruner->targets().size(), 100.0 * pruner->sparsity());
   }
   std::string extra;
   if (cfg_.fine_tune.IsMap()) {
@@ -66,9 +67,10 @@ bool PruneStage::run(train::StageContext& s) {
                          : fmt::format(", {} epoch{} fine-tuning", tc.epochs, tc.epochs == 1 ? "" : "s");
   }
   if (!masks->reached_final()) {
-    s.out() << fmt::format("prune: the schedule ends after step {} but fine-tuning stopped before it: the final {} is "
-                         "applied now, without fine-tuning after it\n",
-                         cfg_.schedule->end(), cfg_.amount.str());
+    s.out() << fmt::format(
+        "prune: the schedule ends after step {} but fine-tuning stopped before it: the final {} is "
+        "applied now, without fine-tuning after it\n",
+        cfg_.schedule->end(), cfg_.amount.str());
     masks->finish();
   }
   std::vector<ShapeChange> changes;

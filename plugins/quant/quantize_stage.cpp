@@ -78,7 +78,7 @@ bool QuantizeStage::load(train::StageContext& s) {
   const LoadSummary r = load_quantized(s.model(), std::filesystem::path(cfg_.load));
   s.model_changed();
   s.out() << fmt::format("quantize: loaded {}: {} of {} layers int8{}\n", cfg_.load, r.int8, r.layers,
-                       r.dynamic > 0 ? fmt::format(" ({} dynamic)", r.dynamic) : "");
+                         r.dynamic > 0 ? fmt::format(" ({} dynamic)", r.dynamic) : "");
   s.set_note(fmt::format("int8 loaded, {} of {} layers", r.int8, r.layers));
   return true;
 }
@@ -97,7 +97,7 @@ bool QuantizeStage::run(train::StageContext& s) {
   std::vector<Unit> units = find_units(model, dynamic);
   if (units.empty()) {
     s.out() << fmt::format("quantize: the model has no {} layer: nothing to quantize\n",
-                         dynamic ? "Linear" : "Linear or Conv2d");
+                           dynamic ? "Linear" : "Linear or Conv2d");
     s.set_note("int8 " + mode + ", no layers");
     return true;
   }
@@ -108,13 +108,14 @@ bool QuantizeStage::run(train::StageContext& s) {
         calibrate(model, units, s.train_loader(), cfg_.calibration_batches, cfg_.observer, cfg_.options.reduce_range);
     how = fmt::format(" ({}, {} batches)", cfg_.observer.kind, ran);
     s.out() << fmt::format("quantize: calibrated {} layers on {} batches of the train split ({} observer)\n",
-                         units.size(), ran, cfg_.observer.kind);
+                           units.size(), ran, cfg_.observer.kind);
   }
   Converter converter(model, units, cfg_.options);
   train::Record rec("quantize", s.position().epoch, s.position().step);
   if (cfg_.tolerance) {
     const auto evaluate = [&] {
-      return train::evaluate(model, s.test_loader(), s.class_names(), &s.train_config().loss, &s.train_config().amp).accuracy;
+      return train::evaluate(model, s.test_loader(), s.class_names(), &s.train_config().loss, &s.train_config().amp)
+          .accuracy;
     };
     converter.install(std::vector<bool>(units.size(), false));
     const double f32 = evaluate();
@@ -127,7 +128,7 @@ bool QuantizeStage::run(train::StageContext& s) {
     converter.install_all();
   }
   s.out() << fmt::format("quantize: int8 {}, {} weights, {} of {} layers int8:\n", mode,
-                       cfg_.options.per_channel ? "per-channel" : "per-tensor", converter.int8_count(), units.size());
+                         cfg_.options.per_channel ? "per-channel" : "per-tensor", converter.int8_count(), units.size());
   for (size_t i = 0; i < units.size(); ++i) {
     std::string why;
     if (!converter.is_int8(i) && !converter.device_runs_unit(i))

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -13,8 +15,10 @@
 #include "ingot/config/config.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/fine_tune.h"
+#include "ingot/train/interrupt.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"
+#include "ingot/train/stage.h"
 #include "ingot/train/stage_report.h"
 #include "temp_dir.h"
 
@@ -48,7 +52,28 @@ class SwapAndTune final : public PipelineStage {
   YAML::Node keys_;
 };
 
+/// Fine-tunes the model and raises SIGINT's flag after its first optimizer step, as a Ctrl-C would.
+class InterruptedTune final : public PipelineStage {
+ public:
+  std::string name() const override { return "interrupted_tune"; }
+  bool changes_model() const override { return true; }
+  bool run(StageContext& s) override {
+    struct Interrupt final : TrainCallback {
+      const char* name() const override { return "interrupt"; }
+      void after_optimizer_step(TrainState&) override { set_interrupt(SIGINT); }
+    } interrupt;
+    const TrainConfig cfg = fine_tune_config(s, YAML::Load("{steps: 5}"));
+    return fine_tune(s, s.model(), cfg, {&interrupt}, name()) == TrainStatus::Finished;
+  }
+};
+
 void register_test_stage() {
+  if (!stage_registry().has("interrupted_tune"))
+    stage_registry().add({"interrupted_tune", config::Schema(),
+                          [](const YAML::Node&, const std::string&) -> std::unique_ptr<PipelineStage> {
+                            return std::make_unique<InterruptedTune>();
+                          },
+                          "test stage"});
   if (stage_registry().has("swap_and_tune")) return;
   config::Schema keys;
   keys.section("fine_tune", fine_tune_schema());
@@ -125,6 +150,37 @@ stages:
   CHECK(rows[0]["accuracy"] != rows[1]["accuracy"]);
   CHECK_THAT(out.str().substr(out.str().rfind("true \\ predicted")), Contains(confusion));
   CHECK_THAT(test::read_text(run / "summary.json"), Contains("\"parameters\":123"));
+}
+
+TEST_CASE("a stage's fine-tuning stopped by a signal ends the run as interrupted, the stages after it not run",
+          "[train][stages]") {
+  register_test_stage();
+  const config::Config cfg = config::Config::parse(R"(
+name: stopped
+threads: 1
+data:
+  dataset: synthetic
+  batch_size: 16
+  workers: 0
+  synthetic: {size: 64, test_size: 32, channels: 1, height: 4, width: 4, classes: 3}
+model: {preset: mlp, input_shape: [1, 4, 4], sizes: [16, 12, 3]}
+train: {epochs: 1, optimizer: {type: sgd, lr: 0.1}}
+stages: [train, interrupted_tune, evaluate, save]
+)",
+                                                   pipeline_schema(), "stopped.yaml");
+  test::TempDir dir;
+  RunOptions options;
+  options.runs_dir = dir.path();
+  const config::BackendSelection cpu{"reference", Device::cpu(), {"reference"}, ""};
+  std::ostringstream out;
+  const int code = run_pipeline(cfg, cpu, options, out);
+  clear_interrupt();
+  INFO(out.str());
+  CHECK(code == 130);
+  CHECK_THAT(out.str(), Contains("interrupted in the interrupted_tune stage at step 1"));
+  const Json summary = Json::parse(test::read_text(dir.path() / "stopped" / "summary.json"));
+  CHECK(summary["status"] == "interrupted");
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "stopped" / "model.safetensors"));  // (save did not run)
 }
 
 TEST_CASE("the stage table's ratios are against its first row", "[train][stages]") {

@@ -35,8 +35,8 @@
 #include "ingot/runtime/threads.h"
 #include "ingot/train/pipeline.h"
 #include "ingot/train/pipeline_schema.h"
-#include "pipeline_state.h"
 #include "ingot/train/train_config.h"
+#include "pipeline_state.h"
 
 namespace ingot::train {
 namespace {

@@ -28,13 +28,13 @@ TrainStatus fine_tune(StageContext& context, nn::Module& model, const TrainConfi
                       const nn::Loss* eval_loss) {
   PipelineState& s = pipeline_state(context);
   const std::string& file = s.cfg.file();
-  std::unique_ptr<optim::Optimizer> optimizer = optim::make_optimizer(cfg.optimizer, model.named_parameters(), file,
-                                                                      stage + ".fine_tune.optimizer");
+  std::unique_ptr<optim::Optimizer> optimizer =
+      optim::make_optimizer(cfg.optimizer, model.named_parameters(), file, stage + ".fine_tune.optimizer");
   const TrainPlan plan = make_train_plan(cfg, s.loaders.train->num_batches());
   std::unique_ptr<optim::LrSchedule> schedule = optim::make_schedule(cfg.scheduler, file, plan.total_steps);
   amp::GradScaler scaler(cfg.amp.scaler);
-  TrainContext ctx{&model, optimizer.get(), schedule.get(), s.loaders.train.get(), &s.dropout_gen,
-                   s.metrics.get(), s.progress.get(), s.data.prefetch};
+  TrainContext ctx{&model,         optimizer.get(), schedule.get(),   s.loaders.train.get(),
+                   &s.dropout_gen, s.metrics.get(), s.progress.get(), s.data.prefetch};
   for (const auto& cb : s.callbacks) ctx.callbacks.push_back(cb.get());
   for (TrainCallback* cb : callbacks) ctx.callbacks.push_back(cb);
   ctx.scaler = &scaler;
@@ -48,10 +48,9 @@ TrainStatus fine_tune(StageContext& context, nn::Module& model, const TrainConfi
     if (!cfg.eval_every_epoch || pos.batch != 0) return true;
     // Per-epoch numbers come from the validation split when there is one (the test split is for the end).
     data::DataLoader& loader = s.loaders.validation ? *s.loaders.validation : *s.loaders.test;
-    const EvalResult r = evaluate(model, loader, s.class_names, eval_loss != nullptr ? eval_loss : &cfg.loss,
-                                    &cfg.amp);
-    s.progress->message(fmt::format("{}: epoch {} accuracy {:.2f}%  loss {:.4f}", stage, epoch, 100.0 * r.accuracy,
-                                    r.loss + 0.0));
+    const EvalResult r = evaluate(model, loader, s.class_names, eval_loss != nullptr ? eval_loss : &cfg.loss, &cfg.amp);
+    s.progress->message(
+        fmt::format("{}: epoch {} accuracy {:.2f}%  loss {:.4f}", stage, epoch, 100.0 * r.accuracy, r.loss + 0.0));
     Record rec("eval", epoch, pos.step);
     rec.set("stage", stage).set("split", s.loaders.validation ? "validation" : "test");
     rec.set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples);
@@ -62,9 +61,10 @@ TrainStatus fine_tune(StageContext& context, nn::Module& model, const TrainConfi
   if (status == TrainStatus::Interrupted) {
     s.status = TrainStatus::Interrupted;
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
-    s.out << fmt::format("interrupted in the {} stage at step {}: its work is not saved; `ingot run {} --resume` "
-                         "runs it again from the trained model\n",
-                         stage, position.step, s.cfg.file());
+    s.out << fmt::format(
+        "interrupted in the {} stage at step {}: its work is not saved; `ingot run {} --resume` "
+        "runs it again from the trained model\n",
+        stage, position.step, s.cfg.file());
   }
   return status;
 }

@@ -39,11 +39,11 @@
 #include "ingot/train/memory_report.h"
 #include "ingot/train/model_fit.h"
 #include "ingot/train/out_of_memory.h"
-#include "pipeline_state.h"
 #include "ingot/train/resume_check.h"
 #include "ingot/train/run_report.h"
 #include "ingot/train/stage.h"
 #include "ingot/train/stage_report.h"
+#include "pipeline_state.h"
 
 namespace ingot::train {
 
@@ -80,14 +80,16 @@ std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device 
   if (s->loaders.validation) {
     s->selection = std::make_unique<ModelSelection>(s->train.early_stopping);
   } else if (s->train.early_stopping.enabled) {
-    throw ConfigError(fmt::format("{}: train.early_stopping watches a validation split, and this run has none: add "
-                                  "data.validation: {{fraction: 0.1}} (or the dataset's own validation folder)",
-                                  cfg.where("train.early_stopping")));
+    throw ConfigError(
+        fmt::format("{}: train.early_stopping watches a validation split, and this run has none: add "
+                    "data.validation: {{fraction: 0.1}} (or the dataset's own validation folder)",
+                    cfg.where("train.early_stopping")));
   }
   if (s->train.early_stopping.enabled && !s->train.eval_every_epoch)
-    throw ConfigError(fmt::format("{}: train.early_stopping needs train.eval_every_epoch: true (it validates after each "
-                                  "epoch)",
-                                  cfg.where("train.early_stopping")));
+    throw ConfigError(
+        fmt::format("{}: train.early_stopping needs train.eval_every_epoch: true (it validates after each "
+                    "epoch)",
+                    cfg.where("train.early_stopping")));
   const Shape sample = s->loaders.train->dataset().sample_shape();
   check_model_fits_data(*s->model, model_node, file, s->data.input_shape, sample,
                         s->loaders.train->dataset().num_classes());
@@ -277,9 +279,10 @@ void print_header(const PipelineState& s) {
   const Device device = s.model->device();
   const MemoryBudget& budget = s.memory_budget;
   s.out << fmt::format("memory: {}{}\n", s.memory.str(),
-                       budget.available > 0 ? fmt::format("; {} available on {} ({})", format_memory_bytes(budget.available),
-                                                          device.str(), budget.bound_by)
-                                            : std::string());
+                       budget.available > 0
+                           ? fmt::format("; {} available on {} ({})", format_memory_bytes(budget.available),
+                                         device.str(), budget.bound_by)
+                           : std::string());
   s.out.flush();
 }
 

@@ -66,7 +66,8 @@ bool train_pipeline_parallel(PipelineState& s) {
       o.micro_batches = s.parallel.micro_batches;
       o.first_step = s.position.step;
       o.start_batch = s.position.batch;
-      o.max_steps = std::min({chunk, s.plan.batches_per_epoch - s.position.batch, s.plan.total_steps - s.position.step});
+      o.max_steps =
+          std::min({chunk, s.plan.batches_per_epoch - s.position.batch, s.plan.total_steps - s.position.step});
       o.clip_grad_norm = s.train.clip_grad_norm.value_or(0.0);
       o.clip_grad_value = s.train.clip_grad_value.value_or(0.0);
       const auto t0 = std::chrono::steady_clock::now();
@@ -80,9 +81,10 @@ bool train_pipeline_parallel(PipelineState& s) {
         ++epoch_steps;
         if (s.position.step % s.train.log_every == 0 || s.position.step == s.plan.total_steps) {
           const double lr = s.schedule->lr(s.position.step - 1, s.optimizer->param_groups().front().initial_lr);
-          s.metrics->log(train_step_record(epoch + 1, s.position.step, losses[i], lr,
-                                           secs > 0 ? static_cast<double>(losses.size() * s.data.batch_size) / secs : 0.0,
-                                           secs / static_cast<double>(losses.size())));
+          s.metrics->log(
+              train_step_record(epoch + 1, s.position.step, losses[i], lr,
+                                secs > 0 ? static_cast<double>(losses.size() * s.data.batch_size) / secs : 0.0,
+                                secs / static_cast<double>(losses.size())));
         }
       }
       s.out << fmt::format("epoch {}/{} step {}  loss {:.4f}\n", epoch + 1, s.plan.epochs, s.position.step,
@@ -111,8 +113,9 @@ bool train_pipeline_parallel(PipelineState& s) {
   if (stopped) {
     s.status = TrainStatus::Interrupted;
     s.exit_code = static_cast<int>(exit_code_for_signal(signal_number()));
-    s.out << fmt::format("interrupted at step {}: mode pipeline saves no checkpoint (its resume is not supported yet)\n",
-                         s.position.step);
+    s.out << fmt::format(
+        "interrupted at step {}: mode pipeline saves no checkpoint (its resume is not supported yet)\n",
+        s.position.step);
     return false;
   }
   return true;

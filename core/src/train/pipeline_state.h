@@ -60,7 +60,7 @@ struct PipelineState {
   std::unique_ptr<optim::LrSchedule> schedule;
   std::unique_ptr<amp::GradScaler> scaler;  ///< train.amp.loss_scale (disabled when off); in checkpoints
   TrainPlan plan;
-  MemoryEstimate memory;  ///< of training at data.batch_size, from shapes (train/memory_estimate.h)
+  MemoryEstimate memory;       ///< of training at data.batch_size, from shapes (train/memory_estimate.h)
   MemoryBudget memory_budget;  ///< what the device had available when the pipeline was built
   std::string checkpointing;   ///< train.checkpointing's plan as the header prints it ("" = off)
   /// The run's memory: the progress bar's and metrics' numbers, stage peaks, the memory report.

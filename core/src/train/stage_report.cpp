@@ -111,10 +111,11 @@ const StageRow& measure_stage(PipelineState& s, const std::string& stage) {
   rec.set("latency_b1_ms", row.latency_b1_ms).set("images_per_s", row.images_per_s).set("batch", row.batch);
   if (!row.note.empty()) rec.set("note", row.note);
   s.metrics->log(rec);
-  s.out << fmt::format("report: {} accuracy {:.2f}%, {} weights ({} non-zero), {} bytes on disk, batch-1 {:.3f} ms, "
-                       "{:.0f} img/s at batch {}\n",
-                       stage, 100.0 * row.accuracy, row.weights, row.nonzero_weights, row.bytes_on_disk,
-                       row.latency_b1_ms, row.images_per_s, row.batch);
+  s.out << fmt::format(
+      "report: {} accuracy {:.2f}%, {} weights ({} non-zero), {} bytes on disk, batch-1 {:.3f} ms, "
+      "{:.0f} img/s at batch {}\n",
+      stage, 100.0 * row.accuracy, row.weights, row.nonzero_weights, row.bytes_on_disk, row.latency_b1_ms,
+      row.images_per_s, row.batch);
   s.stage_rows.push_back(std::move(row));
   return s.stage_rows.back();
 }

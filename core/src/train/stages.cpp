@@ -11,9 +11,9 @@
 #include "ingot/train/data_parallel.h"
 #include "ingot/train/interrupt.h"
 #include "ingot/train/nonfinite_guard.h"
+#include "ingot/train/stage.h"
 #include "pipeline_parallel_train.h"
 #include "pipeline_state.h"
-#include "ingot/train/stage.h"
 
 namespace ingot::train {
 namespace {
@@ -26,7 +26,11 @@ std::string eval_line(const EvalResult& r) {
 
 Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
   Record rec("eval", epoch, step);
-  rec.set("split", "test").set("loss", r.loss).set("accuracy", r.accuracy).set("samples", r.samples).set("time_s", r.seconds);
+  rec.set("split", "test")
+      .set("loss", r.loss)
+      .set("accuracy", r.accuracy)
+      .set("samples", r.samples)
+      .set("time_s", r.seconds);
   rec.set("confusion", RawJson{r.confusion.to_json()});
   return rec;
 }
@@ -198,8 +202,8 @@ bool PipelineState::validate_epoch(int64_t epoch, const TrainPosition& pos) {
   Record rec = eval_record(r, epoch, pos.step);
   rec.set("split", "validation").set("best", best);  // (replaces "test")
   metrics->log(rec);
-  std::string line = fmt::format("validate: {} samples  accuracy {:.2f}%  loss {:.4f}", r.samples,
-                                 100.0 * r.accuracy, r.loss + 0.0);
+  std::string line =
+      fmt::format("validate: {} samples  accuracy {:.2f}%  loss {:.4f}", r.samples, 100.0 * r.accuracy, r.loss + 0.0);
   if (best) {
     if (writes_files()) save_checkpoint(run->best_checkpoint(), pos, /*latest=*/false);
     line += fmt::format("  best {} so far: checkpoints/best.safetensors", selection->metric());
@@ -228,8 +232,8 @@ void PipelineState::restore_best() {
   if (writes_files()) model->load_state_dict(load_checkpoint(file).model, /*strict=*/true);
   if (group != nullptr) broadcast_module(*model, group->comm());
   forget_evaluation();
-  out << fmt::format("early stopping: restored the weights of epoch {} ({} {:.4f}) from {}\n",
-                     selection->best_epoch(), selection->metric(), selection->best().value_or(0.0), file.string());
+  out << fmt::format("early stopping: restored the weights of epoch {} ({} {:.4f}) from {}\n", selection->best_epoch(),
+                     selection->metric(), selection->best().value_or(0.0), file.string());
 }
 
 void PipelineState::refuse_nonfinite_weights(int64_t step) const {

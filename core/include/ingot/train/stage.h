@@ -36,9 +36,7 @@ class PipelineStage {
   /// changes applied — e.g. distill puts its student in its place. It may also load `weights`
   /// itself (quantize swaps in the int8 layers the file describes and loads them): it then returns
   /// true, and nothing else loads the file. The default changes nothing and returns false.
-  virtual bool prepare_saved(nn::ModulePtr& /*model*/, const io::SafetensorsFile& /*weights*/) const {
-    return false;
-  }
+  virtual bool prepare_saved(nn::ModulePtr& /*model*/, const io::SafetensorsFile& /*weights*/) const { return false; }
 };
 
 using StageRegistry = config::TypeRegistry<std::unique_ptr<PipelineStage>>;

@@ -25,15 +25,15 @@ ReportConfig parse_report_config(const YAML::Node& node, const std::string& file
 
 /// One row of the table.
 struct StageRow {
-  std::string stage;               ///< the stage's name ("train", "distill", "prune", "quantize")
-  double accuracy = 0.0;           ///< on the test split, 0..1
-  int64_t weights = 0;             ///< elements of every weight and bias (int8 ones included)
-  int64_t nonzero_weights = 0;     ///< of which non-zero
-  int64_t bytes_on_disk = 0;       ///< the model's safetensors file as saved after the stage
-  double latency_b1_ms = 0.0;      ///< median forward time of one sample
-  double images_per_s = 0.0;       ///< at `batch`
+  std::string stage;            ///< the stage's name ("train", "distill", "prune", "quantize")
+  double accuracy = 0.0;        ///< on the test split, 0..1
+  int64_t weights = 0;          ///< elements of every weight and bias (int8 ones included)
+  int64_t nonzero_weights = 0;  ///< of which non-zero
+  int64_t bytes_on_disk = 0;    ///< the model's safetensors file as saved after the stage
+  double latency_b1_ms = 0.0;   ///< median forward time of one sample
+  double images_per_s = 0.0;    ///< at `batch`
   int64_t batch = 0;
-  std::string note;                ///< what the stage did ("int8 static: 4 of 4 layers", ...)
+  std::string note;  ///< what the stage did ("int8 static: 4 of 4 layers", ...)
 };
 
 /// The table as markdown, ratios against the first row.
