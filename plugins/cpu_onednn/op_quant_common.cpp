@@ -25,11 +25,57 @@ std::vector<T> read(const ingot_tensor_desc& d) {
   return v;
 }
 
+/// y requantized as the op table defines it: nearbyint(y * inv) + zp, clamped to T. The rounding
+/// adds and subtracts 1.5 * 2^23, which rounds to the nearest integer in the current rounding
+/// mode exactly as nearbyint does for |y * inv| < 2^22, and vectorises (nearbyint is a call on
+/// the baseline ISA). Larger values are first clamped to 2^22: with |zp| < 2^20 (the caller
+/// checks) they clamp to the same end of T's range either way.
 template <class T>
-void store_q8(void* out, int64_t i, float v, float inv, int32_t zp) {
+inline T q8(float y, float inv, float zp) {
   constexpr float lo = std::is_same_v<T, uint8_t> ? 0.f : -128.f, hi = std::is_same_v<T, uint8_t> ? 255.f : 127.f;
-  const float q = std::nearbyint(v * inv) + static_cast<float>(zp);
-  static_cast<T*>(out)[i] = static_cast<T>(std::clamp(q, lo, hi));
+  constexpr float kRound = 12582912.f, kBig = 4194304.f;
+  const float a = std::clamp(y * inv, -kBig, kBig);
+  const float q = ((a + kRound) - kRound) + zp;
+  return static_cast<T>(std::clamp(q, lo, hi));
+}
+
+/// The same with nearbyint itself, for a zero point too large for q8's shortcut.
+template <class T>
+inline T q8_exact(float y, float inv, float zp) {
+  constexpr float lo = std::is_same_v<T, uint8_t> ? 0.f : -128.f, hi = std::is_same_v<T, uint8_t> ? 255.f : 127.f;
+  return static_cast<T>(std::clamp(std::nearbyint(y * inv) + zp, lo, hi));
+}
+
+/// One row of the epilogue: inner elements of one (outer, channel) pair.
+template <class T, bool Relu, bool Exact>
+void q8_row(const int32_t* acc, T* out, int64_t n, float s, const float* b, float inv, float zp) {
+  for (int64_t i = 0; i < n; ++i) {
+    float y = static_cast<float>(acc[i]) * s;
+    if (b != nullptr) y += *b;  // (no +0.f without a bias: -0 stays -0, as the reference keeps it)
+    if constexpr (Relu) y = std::max(y, 0.f);
+    out[i] = Exact ? q8_exact<T>(y, inv, zp) : q8<T>(y, inv, zp);
+  }
+}
+
+template <class T>
+void q8_rows(const int32_t* acc, int64_t rows, int64_t channels, int64_t inner, bool relu, const QValues& v,
+             void* out) {
+  const bool exact = v.y_zp <= -(1 << 20) || v.y_zp >= (1 << 20);
+  const auto zp = static_cast<float>(v.y_zp);
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto c = static_cast<size_t>(r % channels);
+    const float s = v.scale[c];
+    const float* b = v.bias.empty() ? nullptr : &v.bias[c];
+    const int32_t* a = acc + r * inner;
+    T* o = static_cast<T*>(out) + r * inner;
+    if (exact)
+      relu ? q8_row<T, true, true>(a, o, inner, s, b, v.inv_y_scale, zp)
+           : q8_row<T, false, true>(a, o, inner, s, b, v.inv_y_scale, zp);
+    else
+      relu ? q8_row<T, true, false>(a, o, inner, s, b, v.inv_y_scale, zp)
+           : q8_row<T, false, false>(a, o, inner, s, b, v.inv_y_scale, zp);
+  }
 }
 
 }  // namespace
@@ -99,25 +145,30 @@ QValues read_values(const sdk::OpCall& c, const QOperands& ops, int64_t channels
 
 void apply_epilogue(const int32_t* acc, int64_t outer, int64_t channels, int64_t inner, const Epilogue& e,
                     const QValues& v, void* out) {
+  const int64_t rows = outer * channels;
+  if (e.kind == QKind::I32) {
+    std::copy(acc, acc + rows * inner, static_cast<int32_t*>(out));
+    return;
+  }
+  if (e.kind == QKind::Q8) {
+    if (e.dtype == INGOT_U8)
+      q8_rows<uint8_t>(acc, rows, channels, inner, e.relu, v, out);
+    else
+      q8_rows<int8_t>(acc, rows, channels, inner, e.relu, v, out);
+    return;
+  }
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < outer * channels; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     const auto c = static_cast<size_t>(r % channels);
-    const float s = v.scale[c], b = v.bias.empty() ? 0.f : v.bias[c];
-    for (int64_t i = r * inner; i < (r + 1) * inner; ++i) {
-      if (e.kind == QKind::I32) {
-        static_cast<int32_t*>(out)[i] = acc[i];
-        continue;
-      }
-      float y = static_cast<float>(acc[i]) * s;
-      if (!v.bias.empty()) y += b;
-      if (e.relu) y = std::max(y, 0.f);
-      if (e.kind == QKind::F32)
-        static_cast<float*>(out)[i] = y;
-      else if (e.dtype == INGOT_U8)
-        store_q8<uint8_t>(out, i, y, v.inv_y_scale, v.y_zp);
-      else
-        store_q8<int8_t>(out, i, y, v.inv_y_scale, v.y_zp);
-    }
+    const float s = v.scale[c];
+    const int32_t* a = acc + r * inner;
+    float* o = static_cast<float*>(out) + r * inner;
+    if (v.bias.empty())
+      for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<float>(a[i]) * s;
+    else
+      for (int64_t i = 0; i < inner; ++i) o[i] = static_cast<float>(a[i]) * s + v.bias[c];
+    if (e.relu)
+      for (int64_t i = 0; i < inner; ++i) o[i] = std::max(o[i], 0.f);
   }
 }
 

@@ -256,8 +256,10 @@ void subtract_weight_window_sums(int32_t* acc, const ingot_tensor_desc& w, const
         for (int64_t c = 0; c < cg; ++c) sum += wp[o * st[0] + c * st[1] + i * st[2] + j * st[3]];
         taps[static_cast<size_t>((o * kh + i) * kw + j)] = sum;
       }
-  const int64_t h = g.x[2], wd = g.x[3], oh = g.y[2], ow = g.y[3], batch = g.y[0];
+  const int64_t h = g.x[2], wd = g.x[3], oh = g.y[2], ow = g.y[3], batch = g.y[0], plane = oh * ow;
   const auto zu = static_cast<uint32_t>(z);
+  // z times the taps inside the image at each output position (the same for every sample)...
+  std::vector<uint32_t> map(static_cast<size_t>(o_all * plane));
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < o_all * oh; ++r) {
     const int64_t o = r / oh, oy = r % oh;
@@ -271,11 +273,15 @@ void subtract_weight_window_sums(int32_t* acc, const ingot_tensor_desc& w, const
           if (ix >= 0 && ix < wd) sum += static_cast<uint32_t>(taps[static_cast<size_t>((o * kh + i) * kw + j)]);
         }
       }
-      for (int64_t n = 0; n < batch; ++n) {
-        int32_t& a = acc[((n * o_all + o) * oh + oy) * ow + ox];
-        a = static_cast<int32_t>(static_cast<uint32_t>(a) - zu * sum);
-      }
+      map[static_cast<size_t>(r * ow + ox)] = zu * sum;
     }
+  }
+  // ...subtracted from each sample's plane, in memory order (wrapping, as the s32 sum does).
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < batch * o_all; ++r) {
+    int32_t* a = acc + r * plane;
+    const uint32_t* m = map.data() + (r % o_all) * plane;
+    for (int64_t p = 0; p < plane; ++p) a[p] = static_cast<int32_t>(static_cast<uint32_t>(a[p]) - m[p]);
   }
 }
 
