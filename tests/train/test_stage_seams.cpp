@@ -84,6 +84,14 @@ void register_test_stage() {
                         "test stage"});
 }
 
+/// Runs the pipeline of `cfg` on the reference backend with its run folder under `dir`.
+int run_on_reference(const config::Config& cfg, const test::TempDir& dir, std::ostream& out) {
+  RunOptions options;
+  options.runs_dir = dir.path();
+  const config::BackendSelection cpu{"reference", Device::cpu(), {"reference"}, ""};
+  return run_pipeline(cfg, cpu, options, out);
+}
+
 std::vector<Json> records(const std::filesystem::path& metrics, const std::string& event) {
   std::vector<Json> out;
   std::istringstream in(test::read_text(metrics));
@@ -114,11 +122,8 @@ stages:
 )",
                                                    pipeline_schema(), "seams.yaml");
   test::TempDir dir;
-  RunOptions options;
-  options.runs_dir = dir.path();
-  const config::BackendSelection cpu{"reference", Device::cpu(), {"reference"}, ""};
   std::ostringstream out;
-  REQUIRE(run_pipeline(cfg, cpu, options, out) == 0);
+  REQUIRE(run_on_reference(cfg, dir, out) == 0);
   INFO(out.str());
   CHECK(SwapAndTune::seen_steps == 3);
   CHECK(SwapAndTune::seen_lr == 0.05);
@@ -169,11 +174,8 @@ stages: [train, interrupted_tune, evaluate, save]
 )",
                                                    pipeline_schema(), "stopped.yaml");
   test::TempDir dir;
-  RunOptions options;
-  options.runs_dir = dir.path();
-  const config::BackendSelection cpu{"reference", Device::cpu(), {"reference"}, ""};
   std::ostringstream out;
-  const int code = run_pipeline(cfg, cpu, options, out);
+  const int code = run_on_reference(cfg, dir, out);
   clear_interrupt();
   INFO(out.str());
   CHECK(code == 130);
