@@ -54,6 +54,7 @@ CaseList matmul_cases(OpKind op) {
                            {{2, 1, 3, 4}, {3, 4, 2}, false, false, false, INGOT_ACT_NONE, "batch broadcast"},
                            {{5, 16}, {16, 17}, false, false, true, INGOT_ACT_NONE, "bias"},
                            {{5, 16}, {16, 17}, false, false, true, INGOT_ACT_GELU, "bias, gelu"},
+                           {{5, 16}, {16, 17}, false, false, true, INGOT_ACT_GELU_TANH, "bias, gelu tanh"},
                            {{33, 65}, {65, 18}, false, false, false, INGOT_ACT_NONE, "larger"},
                            {{3, 0}, {0, 4}, false, false, false, INGOT_ACT_NONE, "K = 0"},
                            {{0, 4}, {4, 2}, false, false, false, INGOT_ACT_NONE, "M = 0"}};

@@ -112,6 +112,8 @@ CaseList multi_tensor_cases(OpKind op);  // cases_norm.cpp: global_norm, sgd_upd
 CaseList optim_cases(OpKind op);         // cases_optim.cpp: adam_update
 CaseList dropout_cases(OpKind op);       // cases_dropout.cpp
 CaseList quantized_cases(OpKind op);     // cases_quant.cpp: quantize, dequantize, qlinear, qconv2d
+CaseList attention_cases(OpKind op);     // cases_attention.cpp: scaled_dot_product_attention and backward
+CaseList cross_entropy_cases(OpKind op); // cases_attention.cpp: the fused cross_entropy and backward
 /// Extra cases for every op, after its family's: a bf16 training step's calls (cases_amp.cpp).
 CaseList amp_cases(OpKind op);
 /// Extra MAX_POOL2D cases of quantized values with ties (cases_quant.cpp); empty for other ops.

@@ -23,6 +23,7 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_RELU:
     case INGOT_OP_GELU:
     case INGOT_OP_ERF:
+    case INGOT_OP_GELU_TANH:
     case INGOT_OP_SOFTPLUS:
     case INGOT_OP_SIGN:
     case INGOT_OP_FLOOR:
@@ -108,6 +109,12 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_QLINEAR:
     case INGOT_OP_QCONV2D:
       return &quantized_cases;
+    case INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION:
+    case INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION_BWD:
+      return &attention_cases;
+    case INGOT_OP_CROSS_ENTROPY:
+    case INGOT_OP_CROSS_ENTROPY_BWD:
+      return &cross_entropy_cases;
     case INGOT_OP_COUNT:
       return nullptr;
   }

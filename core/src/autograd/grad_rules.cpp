@@ -55,6 +55,14 @@ Tensor gelu_derivative(const Tensor& x) {
   return cdf + x * pdf;
 }
 
+/// d gelu_tanh(x) / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) u'(x), t = tanh(u), u = c (x + 0.044715 x^3).
+Tensor gelu_tanh_derivative(const Tensor& x) {
+  constexpr double k = 0.79788456080286535588;  // sqrt(2 / pi)
+  const Tensor x2 = x * x;
+  const Tensor t = tanh((x + x2 * x * 0.044715) * k);
+  return (t + 1.0) * 0.5 + x * (1.0 - t * t) * (x2 * (3.0 * 0.044715) + 1.0) * (0.5 * k);
+}
+
 /// Gradient before a fused activation; GELU needs the pre-activation, recomputed by `pre`.
 template <class Pre>
 Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, Pre pre) {
@@ -65,6 +73,8 @@ Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, 
       return relu_backward(g, y);
     case INGOT_ACT_GELU:
       return g * gelu_derivative(pre());
+    case INGOT_ACT_GELU_TANH:
+      return g * gelu_tanh_derivative(pre());
     default:
       throw Error(fmt::format("gradient: unknown fused activation {}", activation));
   }
@@ -101,6 +111,7 @@ INGOT_GRAD_RULE(sigmoid, outputs(0)) {
 // (relu(x) > 0 exactly where x > 0: the output serves, as in torch, and the input can go)
 INGOT_GRAD_RULE(relu, outputs(0)) { return {relu_backward(go[0], c.outputs[0])}; }
 INGOT_GRAD_RULE(gelu, inputs(0)) { return {go[0] * gelu_derivative(c.inputs[0])}; }
+INGOT_GRAD_RULE(gelu_tanh, inputs(0)) { return {go[0] * gelu_tanh_derivative(c.inputs[0])}; }
 INGOT_GRAD_RULE(erf, inputs(0)) {
   const Tensor& x = c.inputs[0];
   return {go[0] * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi))};
@@ -200,7 +211,9 @@ template <class A>
 GradSaves fused_saves(const void* attrs, uint64_t needs) {
   if (attrs == nullptr) return nothing;  // the rule refuses the call
   const A& a = *static_cast<const A*>(attrs);
-  if (a.activation == INGOT_ACT_GELU) return inputs(0, 1) | when(a.has_bias != 0, inputs(2));
+  if (a.activation == INGOT_ACT_GELU || a.activation == INGOT_ACT_GELU_TANH) {
+    return inputs(0, 1) | when(a.has_bias != 0, inputs(2));
+  }
   return when(needs_input(needs, 0), inputs(1)) | when(needs_input(needs, 1), inputs(0)) |
          when(a.activation == INGOT_ACT_RELU, outputs(0));
 }
@@ -322,6 +335,24 @@ INGOT_GRAD_RULE(batch_norm, inputs(0, 1) | outputs(1, 2)) {
       batch_norm_backward(go[0], c.inputs[0], c.inputs[1], c.outputs[1], c.outputs[2], a.training != 0, a.eps);
   if (!a.has_affine) return {r.grad_x, Tensor(), Tensor(), Tensor(), Tensor()};
   return {r.grad_x, r.grad_weight, r.grad_bias, Tensor(), Tensor()};
+}
+
+// ---- attention and the fused loss ----
+INGOT_GRAD_RULE(attention, inputs(0, 1, 2) | outputs(0, 1) |
+                               when(attrs != nullptr && static_cast<const ingot_attr_attention*>(attrs)->mask != 0,
+                                    inputs(3))) {
+  const auto& a = attr_of<ingot_attr_attention>(c);
+  const Tensor mask = a.mask != 0 ? c.inputs[3] : Tensor();
+  const Tensor go0 = go[0].defined() ? go[0] : zeros_like(c.outputs[0]);
+  const AttentionGrads g = scaled_dot_product_attention_backward(go0, c.inputs[0], c.inputs[1], c.inputs[2],
+                                                                 c.outputs[0], c.outputs[1], mask, a);
+  std::vector<Tensor> grads{g.grad_q, g.grad_k, g.grad_v};
+  if (a.mask != 0) grads.emplace_back();  // the mask is not differentiated
+  return grads;
+}
+INGOT_GRAD_RULE(cross_entropy, inputs(0, 1) | outputs(1)) {
+  const auto& a = attr_of<ingot_attr_cross_entropy>(c);
+  return {cross_entropy_rows_backward(go[0], c.inputs[0], c.inputs[1], c.outputs[1], a), Tensor()};
 }
 
 INGOT_GRAD_RULE(dropout, outputs(1)) {

@@ -10,6 +10,7 @@
 #include "ingot/data/image_folder.h"
 #include "ingot/data/npy_dataset.h"
 #include "ingot/data/subset_dataset.h"
+#include "ingot/data/text_dataset.h"
 
 namespace ingot::data {
 namespace {
@@ -202,6 +203,7 @@ void add_builtins(DatasetRegistry& r) {
   register_npy_dataset(r);
   register_image_folder_dataset(r);
   register_idx_dataset(r);
+  register_text_dataset(r);
 }
 
 }  // namespace

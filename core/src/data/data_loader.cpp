@@ -8,8 +8,28 @@
 
 namespace ingot::data {
 
+namespace {
+
+/// Token ids [B, T] and targets [B, target...], both int64.
+Batch assemble_ids(const Dataset& dataset, int64_t epoch, int64_t index, std::span<const int64_t> indices) {
+  const auto b = static_cast<int64_t>(indices.size());
+  Shape input_shape{b}, target_shape{b};
+  for (int64_t d : dataset.sample_shape()) input_shape.push_back(d);
+  for (int64_t d : dataset.target_shape()) target_shape.push_back(d);
+  Batch batch{Tensor::empty(input_shape, DType::I64), Tensor::empty(target_shape, DType::I64), epoch, index};
+  const int64_t in_numel = dataset.sample_numel(), target_numel = dataset.target_shape().numel();
+  int64_t* inputs = batch.inputs.data<int64_t>();
+  int64_t* targets = batch.targets.data<int64_t>();
+  for (int64_t i = 0; i < b; ++i)
+    dataset.read_ids(indices[static_cast<size_t>(i)], inputs + i * in_numel, targets + i * target_numel);
+  return batch;
+}
+
+}  // namespace
+
 Batch assemble_batch(const Dataset& dataset, const Augment& augment, uint64_t seed, int64_t epoch, int64_t index,
                      std::span<const int64_t> indices) {
+  if (dataset.input_dtype() == DType::I64) return assemble_ids(dataset, epoch, index, indices);
   const Shape sample = dataset.sample_shape();
   const auto b = static_cast<int64_t>(indices.size());
   const int64_t numel = sample.numel();
@@ -43,8 +63,18 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
                  options_.prefetch_batches);
   INGOT_CHECK_AS(options_.augment.crop_padding >= 0, ConfigError, "DataLoader: crop padding must be >= 0, got {}",
                  options_.augment.crop_padding);
-  INGOT_CHECK_SHAPE(dataset_->sample_shape().size() == 3, "DataLoader: samples must be [C, H, W], got {}",
-                    dataset_->sample_shape().str());
+  if (dataset_->input_dtype() == DType::I64) {
+    INGOT_CHECK_AS(!options_.augment.enabled(), ConfigError,
+                   "DataLoader: data.augment (random_crop, hflip) is for images; this dataset gives token ids {}: "
+                   "remove data.augment",
+                   dataset_->sample_shape().str());
+  } else {
+    INGOT_CHECK_AS(dataset_->input_dtype() == DType::F32, DTypeError,
+                   "DataLoader: samples must be f32 values or int64 token ids, got {}",
+                   dtype_name(dataset_->input_dtype()));
+    INGOT_CHECK_SHAPE(dataset_->sample_shape().size() == 3, "DataLoader: samples must be [C, H, W], got {}",
+                      dataset_->sample_shape().str());
+  }
 }
 
 DataLoader::~DataLoader() { stop(); }

@@ -1,4 +1,5 @@
-// In-memory image classification dataset: one normalised f32 buffer and one int64 label buffer.
+// The Dataset defaults (f32 samples, one label) and the in-memory image classification dataset:
+// one normalised f32 buffer and one int64 label buffer.
 #include "ingot/data/dataset.h"
 
 #include <fmt/ranges.h>
@@ -14,6 +15,19 @@ float per_channel(const std::vector<float>& values, int64_t channel) {
 }
 
 }  // namespace
+
+void Dataset::read_ids(int64_t, int64_t*, int64_t*) const {
+  throw Error(fmt::format("this dataset's samples are {} values [{}], not token ids", dtype_name(input_dtype()),
+                          sample_shape().str()));
+}
+
+int64_t TokenDataset::read(int64_t, float*) const {
+  throw Error(fmt::format("this dataset's samples are token ids {}, not f32 values", sample_shape().str()));
+}
+
+float TokenDataset::pad_value(int64_t) const {
+  throw Error("a dataset of token ids has no pixels to pad: data.augment is for images");
+}
 
 InMemoryDataset::InMemoryDataset(Tensor images, Tensor labels, int64_t num_classes, std::vector<float> pad_values)
     : images_(images.contiguous()),

@@ -24,6 +24,11 @@ int64_t SubsetDataset::read(int64_t index, float* image) const {
   return base_->read(indices_[static_cast<size_t>(index)], image);
 }
 
+void SubsetDataset::read_ids(int64_t index, int64_t* input, int64_t* target) const {
+  INGOT_CHECK_AS(index >= 0 && index < size(), InputError, "subset: sample {} of {}", index, size());
+  base_->read_ids(indices_[static_cast<size_t>(index)], input, target);
+}
+
 TrainValidationSplit split_validation(const std::shared_ptr<const Dataset>& train, double fraction, uint64_t seed) {
   INGOT_CHECK_AS(fraction > 0.0 && fraction < 1.0, ConfigError,
                  "data.validation.fraction must lie between 0 and 1 (exclusive), got {}", fraction);

@@ -41,7 +41,9 @@ std::optional<Activation> activation_at(const std::vector<std::pair<std::string,
                                         bool recording) {
   if (j >= layers.size()) return std::nullopt;
   if (exactly<ReLU>(layers[j].second)) return Activation::Relu;
-  if (!recording && exactly<GELU>(layers[j].second)) return Activation::Gelu;
+  if (const GELU* g = exactly<GELU>(layers[j].second); g != nullptr && !recording) {
+    return g->is_tanh() ? Activation::GeluTanh : Activation::Gelu;
+  }
   return std::nullopt;
 }
 
@@ -51,6 +53,8 @@ Tensor apply(Activation act, const Tensor& y) {
       return relu(y);
     case Activation::Gelu:
       return gelu(y);
+    case Activation::GeluTanh:
+      return gelu_tanh(y);
     case Activation::None:
       break;
   }

@@ -9,6 +9,7 @@
 
 #include "ingot/config/schema.h"
 #include "ingot/nn/activation.h"
+#include "ingot/nn/attention.h"
 #include "ingot/nn/basic_block.h"
 #include "ingot/nn/batch_norm.h"
 #include "ingot/nn/conv2d.h"
@@ -20,6 +21,7 @@
 #include "ingot/nn/linear.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/nn/pooling.h"
+#include "ingot/nn/transformer.h"
 
 namespace ingot::nn::detail {
 
@@ -77,6 +79,22 @@ void add(LayerRegistry& r, const std::string& type, const std::function<void(Sch
          ""});
 }
 
+void attention_keys(Schema& s) {
+  s.integer("dim", 1, {}, true).integer("heads", 1, {}, true).boolean("bias").number("dropout", 0, 0.99);
+  s.boolean("causal").boolean("rotary");
+}
+
+AttentionConfig attention_config(const Entry& e) {
+  AttentionConfig a;
+  a.dim = e.i("dim", 1);
+  a.heads = e.i("heads", 1);
+  a.bias = e.b("bias", true);
+  a.dropout = e.f("dropout", 0.0);
+  a.causal = e.b("causal", true);
+  a.rotary = e.b("rotary", false);
+  return a;
+}
+
 using LayerType = std::pair<std::function<void(Schema&)>, std::function<ModulePtr(const Entry&)>>;
 
 void add_builtins(LayerRegistry& r) {
@@ -123,7 +141,11 @@ void add_builtins(LayerRegistry& r) {
        {[](Schema& s) { s.number("p", 0, 1); },
         [](const Entry& e) { return std::make_shared<Dropout>(e.f("p", 0.5), e.dropout_gen); }}},
       {"relu", {[](Schema&) {}, [](const Entry&) { return make_activation("relu"); }}},
-      {"gelu", {[](Schema&) {}, [](const Entry&) { return make_activation("gelu"); }}},
+      {"gelu",
+       {[](Schema& s) { s.string("approximate", false, {"none", "tanh"}); },
+        [](const Entry& e) {
+          return std::make_shared<GELU>(e.has("approximate") ? e.node["approximate"].as<std::string>() : "none");
+        }}},
       {"sigmoid", {[](Schema&) {}, [](const Entry&) { return make_activation("sigmoid"); }}},
       {"tanh", {[](Schema&) {}, [](const Entry&) { return make_activation("tanh"); }}},
       {"maxpool2d",
@@ -149,6 +171,30 @@ void add_builtins(LayerRegistry& r) {
       {"embedding",
        {[](Schema& s) { s.integer("num", 1, {}, true).integer("dim", 1, {}, true); },
         [](const Entry& e) { return std::make_shared<Embedding>(e.i("num", 1), e.i("dim", 1), &e.gen); }}},
+      {"position_embedding",
+       {[](Schema& s) { s.integer("max_positions", 1, {}, true).integer("dim", 1, {}, true).number("std", 0); },
+        [](const Entry& e) {
+          return std::make_shared<PositionEmbedding>(e.i("max_positions", 1), e.i("dim", 1), e.f("std", 0.02), &e.gen);
+        }}},
+      {"multi_head_attention",
+       {[](Schema& s) { attention_keys(s); }, [](const Entry& e) {
+          return std::make_shared<MultiheadAttention>(attention_config(e), &e.gen, e.dropout_gen);
+        }}},
+      {"transformer_block",
+       {[](Schema& s) {
+          attention_keys(s);
+          s.integer("hidden", 1).string("norm", false, {"pre", "post"}).number("eps", 0);
+          s.string("activation", false, {"gelu", "gelu_tanh", "relu"});
+        },
+        [](const Entry& e) {
+          BlockConfig b;
+          b.attention = attention_config(e);
+          b.hidden = e.i("hidden", 0);
+          b.norm_first = !e.has("norm") || e.node["norm"].as<std::string>() == "pre";
+          b.eps = e.f("eps", 1e-5);
+          if (e.has("activation")) b.activation = e.node["activation"].as<std::string>();
+          return std::make_shared<TransformerBlock>(b, &e.gen, e.dropout_gen);
+        }}},
       {"basic_block",
        {[](Schema& s) { s.integer("in", 1, {}, true).integer("out", 1, {}, true).integer("stride", 1); },
         [](const Entry& e) {

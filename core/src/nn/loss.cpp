@@ -45,8 +45,13 @@ Tensor checked_target(const Tensor& input, const Tensor& target, int64_t ignore_
                  fn, dtype_name(target.dtype()));
   Shape expected = input.shape();
   expected.erase(1);
-  INGOT_CHECK_SHAPE(target.shape() == expected, "{}: target {} does not fit input {} (expected target {})", fn,
-                    target.shape().str(), input.shape().str(), expected.str());
+  Shape classes_last = input.shape();
+  classes_last.erase(input.dim() - 1);
+  INGOT_CHECK_SHAPE(target.shape() == expected, "{}: target {} does not fit input {} (expected target {}){}", fn,
+                    target.shape().str(), input.shape().str(), expected.str(),
+                    input.dim() >= 3 && target.shape() == classes_last
+                        ? "; for a sequence model's [B, T, V] logits set the loss's class_dim: -1"
+                        : "");
   const Tensor t = target.to(DType::I64);
   if (t.device().is_cpu()) {
     const int64_t classes = input.size(1);
@@ -122,6 +127,31 @@ Tensor nll_core(const Tensor& log_probs, const Tensor& target_in, const CrossEnt
   return reduce(loss, o.reduction, fn);
 }
 
+/// Unweighted [N, C] cross-entropy on the fused op: the same values as nll_core(log_softmax(.)).
+Tensor fused_rows(const Tensor& logits, const Tensor& target_in, const CrossEntropyOptions& o) {
+  const char* fn = "cross_entropy";
+  check_defined(target_in, fn, "target");
+  INGOT_CHECK(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0, "{}: label_smoothing must be in [0, 1], got {}", fn,
+              o.label_smoothing);
+  const Tensor target = checked_target(logits, target_in, o.ignore_index, fn);
+  const Tensor loss = cross_entropy_rows(logits, target, o.ignore_index, o.label_smoothing).loss;
+  switch (o.reduction) {
+    case Reduction::None:
+      return loss;
+    case Reduction::Sum:
+      return sum(loss);
+    case Reduction::Mean: {  // over the non-ignored rows; NaN with zero gradients when there are none
+      const Tensor den = sum(ne(target, o.ignore_index).to(loss.dtype()));
+      const Tensor empty = eq(den, 0.0);
+      return sum(loss) / where(empty, 1.0, den) +
+             where(empty, std::numeric_limits<double>::quiet_NaN(), zeros_like(den));
+    }
+    case Reduction::BatchMean:
+      break;
+  }
+  return reduce(loss, o.reduction, fn);
+}
+
 }  // namespace
 
 Reduction parse_reduction(const std::string& name) {
@@ -156,6 +186,19 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntr
   check_defined(logits, "cross_entropy", "logits");
   INGOT_CHECK_SHAPE(logits.dim() >= 1, "cross_entropy: logits {} must be [C], [N, C] or [N, C, d1, ...]",
                     logits.shape().str());
+  if (options.classes_last && logits.dim() >= 2) {
+    const int64_t classes = logits.size(-1);
+    Shape expected = logits.shape();
+    expected.erase(logits.dim() - 1);
+    INGOT_CHECK_SHAPE(target.defined() && target.shape() == expected,
+                      "cross_entropy: target {} does not fit logits {} with the classes last (expected target {})",
+                      target.defined() ? target.shape().str() : "undefined", logits.shape().str(), expected.str());
+    CrossEntropyOptions rows = options;
+    rows.classes_last = false;
+    const Tensor loss = cross_entropy(logits.reshape(Shape{-1, classes}), target.reshape(Shape{-1}), rows);
+    return options.reduction == Reduction::None ? loss.reshape(expected) : loss;
+  }
+  if (logits.dim() == 2 && !options.weight.defined()) return fused_rows(logits, target, options);
   // log_softmax subtracts the row maximum: finite for any finite logits, unlike log(softmax).
   return nll_core(log_softmax(logits, logits.dim() == 1 ? 0 : 1), target, options, "cross_entropy");
 }

@@ -2,6 +2,7 @@
 // names and defaults) and builds a Loss.
 #include "ingot/nn/loss_registry.h"
 
+#include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/ops.h"
 
@@ -31,7 +32,7 @@ config::Schema reduction_schema(std::vector<std::string> choices = {"none", "mea
 void add_builtins(LossRegistry& r) {
   {
     config::Schema s = reduction_schema();
-    s.number("label_smoothing", 0.0, 1.0).integer("ignore_index");
+    s.number("label_smoothing", 0.0, 1.0).integer("ignore_index").integer("class_dim", -1, 1);
     r.add({"cross_entropy", std::move(s),
            [](const YAML::Node& node, const std::string&) {
              Loss l{"cross_entropy"};
@@ -40,8 +41,15 @@ void add_builtins(LossRegistry& r) {
              CrossEntropyOptions o;
              if (node["label_smoothing"]) o.label_smoothing = node["label_smoothing"].as<double>();
              if (node["ignore_index"]) o.ignore_index = node["ignore_index"].as<int64_t>();
+             const int64_t class_dim = node["class_dim"] ? node["class_dim"].as<int64_t>() : 1;
+             INGOT_CHECK_AS(class_dim == 1 || class_dim == -1, ConfigError,
+                            "train.loss.class_dim is {}; it is 1 (logits [N, C, ...], torch's) or -1 (a sequence "
+                            "model's [B, T, V] logits against [B, T] targets)",
+                            class_dim);
+             o.classes_last = class_dim == -1;
              l.resolved["label_smoothing"] = o.label_smoothing;
              l.resolved["ignore_index"] = o.ignore_index;
+             l.resolved["class_dim"] = class_dim;
              l.fn = [o](const Tensor& out, const Tensor& t, Reduction red) {
                CrossEntropyOptions with = o;
                with.reduction = red;
@@ -49,7 +57,8 @@ void add_builtins(LossRegistry& r) {
              };
              return l;
            },
-           "torch.nn.CrossEntropyLoss: logits [N, C] against class indices"});
+           "torch.nn.CrossEntropyLoss: logits [N, C] (class_dim 1) or [B, T, V] (class_dim -1) against class "
+           "indices"});
   }
   {
     config::Schema s = reduction_schema();

@@ -7,7 +7,9 @@
 #include <map>
 #include <set>
 
+#include "ingot/nn/attention.h"
 #include "ingot/nn/dropout.h"
+#include "ingot/nn/gpt.h"
 #include "ingot/nn/presets.h"
 #include "ingot/nn/sequential.h"
 #include "layer_factory.h"
@@ -32,6 +34,7 @@ const std::map<std::string, std::set<std::string>>& keys_by_kind() {
       {"mlp", {"input_shape", "sizes", "activation", "dropout"}},
       {"simple_cnn", {"input_shape", "in_channels", "width", "hidden", "classes", "dropout"}},
       {"resnet", {"input_shape", "in_channels", "depth", "width", "classes"}},
+      {"gpt", {"n_layer", "n_head", "n_embd", "block_size", "vocab_size", "bias", "dropout", "rotary"}},
   };
   return keys;
 }
@@ -150,11 +153,25 @@ ResNetOptions resnet_options(const YAML::Node& m, const std::string& file, const
   return o;
 }
 
+GptConfig gpt_options(const YAML::Node& m) {
+  GptConfig o;
+  o.n_layer = int_or(m, "n_layer", o.n_layer);
+  o.n_head = int_or(m, "n_head", o.n_head);
+  o.n_embd = int_or(m, "n_embd", o.n_embd);
+  o.block_size = int_or(m, "block_size", o.block_size);
+  o.vocab_size = int_or(m, "vocab_size", o.vocab_size);
+  if (m["bias"].IsDefined()) o.bias = m["bias"].as<bool>();
+  if (m["rotary"].IsDefined()) o.rotary = m["rotary"].as<bool>();
+  if (m["dropout"].IsDefined()) o.dropout = m["dropout"].as<double>();
+  return o;
+}
+
 ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input, Generator& gen,
                        Generator* dropout_gen) {
   const std::string preset = m["preset"].Scalar();
   if (preset == "mlp") return make_mlp(mlp_options(m, file), &gen, dropout_gen);
   if (preset == "simple_cnn") return make_simple_cnn(simple_cnn_options(m, file, input), &gen, dropout_gen);
+  if (preset == "gpt") return std::make_shared<Gpt>(gpt_options(m), &gen, dropout_gen);
   return make_resnet(resnet_options(m, file, input), &gen);
 }
 
@@ -163,13 +180,15 @@ ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::
 config::Schema model_schema() {
   config::Schema s;
   s.add(list_field("layers"));
-  s.string("preset", false, {"mlp", "simple_cnn", "resnet"});
+  s.string("preset", false, {"mlp", "simple_cnn", "resnet", "gpt"});
   s.add(list_field("input_shape"));
   s.add(list_field("sizes"));
   s.string("activation", false, {"relu", "gelu", "sigmoid", "tanh"});
   s.number("dropout", 0.0, 0.99);
   s.integer("in_channels", 1, 65536).integer("classes", 1, 1 << 24);
   s.integer("depth", 8, 1000).integer("width", 1, 65536).integer("hidden", 1, 1 << 24);
+  s.integer("n_layer", 1, 1024).integer("n_head", 1, 1024).integer("n_embd", 1, 1 << 16);
+  s.integer("block_size", 1, 1 << 20).integer("vocab_size", 1, 1 << 24).boolean("bias").boolean("rotary");
   return s;
 }
 
@@ -188,7 +207,7 @@ ModulePtr build_model(const YAML::Node& m, const std::string& file, Generator& g
   if (has_layers == has_preset) {
     throw ConfigError(
         fmt::format("{}: model: give either 'layers:' (a list of layers) or 'preset:' (mlp, "
-                    "simple_cnn, resnet){}",
+                    "simple_cnn, resnet, gpt){}",
                     where(file, m), has_layers ? ", not both" : ""));
   }
   const std::string kind = has_layers ? "layers" : m["preset"].Scalar();
@@ -246,6 +265,16 @@ YAML::Node model_config_yaml(const YAML::Node& m, const std::string& file) {
     out["in_channels"] = o.in_channels;
     out["depth"] = o.depth;
     out["width"] = o.width;
+  } else if (preset == "gpt") {
+    const GptConfig o = gpt_options(m);
+    out["n_layer"] = o.n_layer;
+    out["n_head"] = o.n_head;
+    out["n_embd"] = o.n_embd;
+    out["block_size"] = o.block_size;
+    out["vocab_size"] = o.vocab_size;
+    out["bias"] = o.bias;
+    out["dropout"] = o.dropout;
+    out["rotary"] = o.rotary;
   }
   return out;
 }
@@ -253,6 +282,7 @@ YAML::Node model_config_yaml(const YAML::Node& m, const std::string& file) {
 void set_dropout_generator(Module& model, Generator* gen) {
   for (auto& [name, m] : model.named_modules()) {
     if (auto* d = dynamic_cast<Dropout*>(m)) d->set_generator(gen);
+    if (auto* a = dynamic_cast<MultiheadAttention*>(m)) a->set_generator(gen);
   }
 }
 

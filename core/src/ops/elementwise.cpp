@@ -111,6 +111,7 @@ Tensor relu_backward(const Tensor& grad, const Tensor& x) {
   return detail::run1(INGOT_OP_RELU_BWD, {grad, x.to(grad.dtype())}, grad.shape(), grad.dtype());
 }
 Tensor gelu(const Tensor& x) { return unary_float(INGOT_OP_GELU, x); }
+Tensor gelu_tanh(const Tensor& x) { return unary_float(INGOT_OP_GELU_TANH, x); }
 Tensor erf(const Tensor& x) { return unary_float(INGOT_OP_ERF, x); }
 Tensor sign(const Tensor& x) { return unary_same(INGOT_OP_SIGN, x); }
 Tensor floor(const Tensor& x) { return unary_rounding(INGOT_OP_FLOOR, x); }

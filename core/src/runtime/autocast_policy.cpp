@@ -13,6 +13,7 @@ CastPolicy autocast_policy(OpKind op) {
   switch (op) {
     case INGOT_OP_MATMUL:  // matmul, linear, batched matmul
     case INGOT_OP_CONV2D:
+    case INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION:  // torch lowers it too; its softmax accumulates in f32
       return CastPolicy::Lower;
     case INGOT_OP_EXP:
     case INGOT_OP_LOG:
@@ -27,6 +28,7 @@ CastPolicy autocast_policy(OpKind op) {
     case INGOT_OP_SUM:
     case INGOT_OP_MEAN:
     case INGOT_OP_GLOBAL_NORM:
+    case INGOT_OP_CROSS_ENTROPY:
       return CastPolicy::Float32;
     default:
       return CastPolicy::Fallthrough;

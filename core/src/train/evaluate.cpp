@@ -2,6 +2,7 @@
 #include "ingot/train/evaluate.h"
 
 #include <chrono>
+#include <cmath>
 
 #include "ingot/amp/autocast.h"
 #include "ingot/base/grad_mode.h"
@@ -21,19 +22,27 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   const bool autocast = amp != nullptr && amp->enabled;
   const amp::AutocastRegion region(autocast ? amp->dtype : DType::BF16, model.parameters(), autocast);
   EvalResult r;
-  r.confusion = ConfusionMatrix(loader.dataset().num_classes(), std::move(class_names));
+  r.tokens = !loader.dataset().target_shape().empty();
+  const int64_t classes = loader.dataset().num_classes();
+  if (!r.tokens) r.confusion = ConfusionMatrix(classes, std::move(class_names));
   double loss_sum = 0.0;
+  int64_t correct = 0;
   loader.begin_epoch(0);
   DeviceFeeder feeder(loader, model.device(), 2);
   while (auto batch = feeder.next()) {
     const Tensor logits = model(batch->inputs);
     loss_sum += loss_fn.fn(logits, batch->targets, nn::Reduction::Sum).item();
-    r.confusion.add(logits, batch->targets);
+    if (r.tokens)  // logits [B, T, V]: the rows of every position
+      correct += nn::accuracy_count(logits.reshape(Shape{-1, classes}), batch->targets.reshape(Shape{-1}));
+    else
+      r.confusion.add(logits, batch->targets);
     r.samples += batch->targets.numel();
   }
   model.train(was_training);
   r.loss = r.samples > 0 ? loss_sum / static_cast<double>(r.samples) : 0.0;
-  r.accuracy = r.confusion.accuracy();
+  r.accuracy = r.tokens ? (r.samples > 0 ? static_cast<double>(correct) / static_cast<double>(r.samples) : 0.0)
+                        : r.confusion.accuracy();
+  r.perplexity = std::exp(r.loss);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

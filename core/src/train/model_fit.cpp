@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ingot/base/error.h"
 #include "ingot/config/schema.h"
 
@@ -30,6 +32,8 @@ OutputKey output_key(const YAML::Node& m) {
   if (m["preset"].IsDefined() && m["preset"].Scalar() == "mlp" && m["sizes"].IsDefined() && m["sizes"].IsSequence() &&
       m["sizes"].size() > 0)
     return {"model.sizes[-1] (the last size)", m["sizes"][m["sizes"].size() - 1]};
+  if (m["preset"].IsDefined() && m["preset"].Scalar() == "gpt")
+    return {"model.vocab_size", m["vocab_size"].IsDefined() ? m["vocab_size"] : m};
   if (m["classes"].IsDefined()) return {"model.classes", m["classes"]};
   return {"model.classes", m};
 }
@@ -37,7 +41,8 @@ OutputKey output_key(const YAML::Node& m) {
 }  // namespace
 
 void check_model_fits_data(const nn::Module& model, const YAML::Node& m, const std::string& file,
-                           const std::optional<Shape>& input_shape, const Shape& sample, int64_t classes) {
+                           const std::optional<Shape>& input_shape, const Shape& sample, int64_t classes,
+                           const Shape& target) {
   const std::string at = config::where(file, m);
   if (input_shape && !(*input_shape == sample))
     throw ConfigError(fmt::format("{}: model.input_shape is {} but the data's samples are {}",
@@ -50,6 +55,23 @@ void check_model_fits_data(const nn::Module& model, const YAML::Node& m, const s
     output = model.output_shape(one);
   } catch (const ShapeError& e) {
     throw ConfigError(fmt::format("{}: the model does not fit the data's samples {}: {}", at, sample.str(), e.what()));
+  }
+  if (!target.empty()) {  // a target per position: logits [1, T, classes]
+    Shape expected{1};
+    for (int64_t d : target) expected.push_back(d);
+    expected.push_back(classes);
+    if (output == expected) return;
+    const bool vocab_only = output.size() == expected.size() && output.back() != classes &&
+                            std::equal(expected.begin(), expected.end() - 1, output.begin());
+    if (vocab_only) {
+      const OutputKey key = output_key(m);
+      throw ConfigError(fmt::format("{}: the model gives {} logits per position but the data's vocabulary has {} "
+                                    "tokens: set {} to {}",
+                                    config::where(file, key.node), output.back(), classes, key.name, classes));
+    }
+    throw ConfigError(fmt::format("{}: the model gives {} for one sample of {} token ids, not {} (logits per "
+                                  "position over the {}-token vocabulary)",
+                                  at, output.str(), sample.str(), expected.str(), classes));
   }
   if (output.size() == 2 && output[0] == 1 && output[1] == classes) return;
   if (output.size() != 2 || output[0] != 1)

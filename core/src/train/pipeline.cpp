@@ -18,6 +18,7 @@
 #include "ingot/io/state_dict.h"
 #include "ingot/nn/checkpoint.h"
 #include "ingot/nn/model_builder.h"
+#include "ingot/ops/creation.h"
 #include "ingot/ops/random.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/optimizer_config.h"
@@ -46,6 +47,14 @@
 #include "pipeline_state.h"
 
 namespace ingot::train {
+namespace {
+
+/// The preset key the data's class count sets: a language model's vocabulary, else its classes.
+const char* classes_key(const YAML::Node& model) {
+  return model["preset"] && model["preset"].Scalar() == "gpt" ? "vocab_size" : "classes";
+}
+
+}  // namespace
 
 std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device device, std::ostream& out,
                                               const parallel::ParallelConfig& parallel,
@@ -67,7 +76,7 @@ std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device 
                    : data::make_data_loaders(s->data, s->seed);
   // A conv preset without `classes` gets the data's (what the run records in config.resolved.yaml).
   const YAML::Node model_node = cfg.node("model");
-  if (model_node["preset"] && model_node["preset"].Scalar() != "mlp" && !model_node["classes"])
+  if (model_node["preset"] && model_node["preset"].Scalar() != "mlp" && !model_node[classes_key(model_node)])
     s->inferred_classes = s->loaders.train->dataset().num_classes();
   std::string init_report;
   s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen, &init_report, s->inferred_classes);
@@ -92,7 +101,7 @@ std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device 
                     cfg.where("train.early_stopping")));
   const Shape sample = s->loaders.train->dataset().sample_shape();
   check_model_fits_data(*s->model, model_node, file, s->data.input_shape, sample,
-                        s->loaders.train->dataset().num_classes());
+                        s->loaders.train->dataset().num_classes(), s->loaders.train->dataset().target_shape());
   int64_t checkpoint_peak = 0;     // per sample, when checkpointing
   if (s->train.checkpointing()) {  // train.checkpointing: recompute segments in backward
     const nn::CheckpointPlan plan = nn::apply_checkpointing(
@@ -100,6 +109,8 @@ std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device 
         [&](int64_t batch) {
           Shape shape{batch};
           for (int64_t d : sample) shape.push_back(d);
+          if (s->loaders.train->dataset().input_dtype() == DType::I64)  // token 0 at every position
+            return zeros(shape, DType::I64, device);
           Generator gen(0);  // the run's generators stay untouched
           return uniform(shape, 0.0, 1.0, DType::F32, &gen, device);
         },
@@ -227,7 +238,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   YAML::Node resolved = YAML::Clone(cfg.root());
   resolved["data"] = data::data_config_yaml(s.data);
   resolved["train"]["loss"] = s.train.loss.resolved;
-  if (s.inferred_classes) resolved["model"]["classes"] = *s.inferred_classes;
+  if (s.inferred_classes) resolved["model"][classes_key(resolved["model"])] = *s.inferred_classes;
   const YAML::Node split = s.train.optimizer["no_decay_on_bias_and_norm"];
   resolved["train"]["optimizer"] = optim::optimizer_to_yaml(*s.optimizer, !split || split.as<bool>());
   resolved["train"]["scheduler"] = s.schedule->to_yaml();
@@ -389,7 +400,8 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
   // Images are [C, H, W] with H, W > 1; a table row is [F, 1, 1] and an array sample anything else.
   const Shape sample = s.loaders.train->dataset().sample_shape();
   ProgressOptions progress;
-  progress.unit = sample.size() == 3 && sample[1] > 1 && sample[2] > 1 ? "img" : "samples";
+  const bool tokens = s.loaders.train->dataset().input_dtype() == DType::I64;
+  progress.unit = tokens ? "tok" : sample.size() == 3 && sample[1] > 1 && sample[2] > 1 ? "img" : "samples";
   s.progress = std::make_unique<ProgressBar>(out, is_terminal(stdout) && &out == &std::cout, progress);
   s.progress->watch_memory(s.memory_watch.get());
   s.metrics->watch_memory(s.memory_watch.get());
@@ -455,7 +467,7 @@ nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator
   YAML::Node node = cfg.node("model");
   if (classes) {
     node = YAML::Clone(node);
-    node["classes"] = *classes;
+    node[classes_key(node)] = *classes;
   }
   const nn::ModulePtr model = nn::build_model(node, cfg.file(), init_gen, &dropout_gen);
   const std::string report = load_init_from(cfg, *model);

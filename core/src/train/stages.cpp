@@ -20,9 +20,15 @@ namespace {
 
 std::string eval_line(const EvalResult& r) {
   // (+ 0.0 turns a loss of -0.0 into 0.0, which prints without a sign)
+  if (r.tokens)
+    return fmt::format("evaluate: {} tokens  next-token accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}  ({:.1f} s)",
+                       r.samples, 100.0 * r.accuracy, r.loss + 0.0, r.perplexity, r.seconds);
   return fmt::format("evaluate: {} samples  accuracy {:.2f}%  loss {:.4f}  ({:.1f} s)", r.samples, 100.0 * r.accuracy,
                      r.loss + 0.0, r.seconds);
 }
+
+/// The confusion matrix under the evaluate line; nothing for a vocabulary.
+std::string confusion_text(const EvalResult& r) { return r.tokens ? std::string() : r.confusion.table() + "\n"; }
 
 Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
   Record rec("eval", epoch, step);
@@ -31,7 +37,10 @@ Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
       .set("accuracy", r.accuracy)
       .set("samples", r.samples)
       .set("time_s", r.seconds);
-  rec.set("confusion", RawJson{r.confusion.to_json()});
+  if (r.tokens)
+    rec.set("perplexity", r.perplexity);
+  else
+    rec.set("confusion", RawJson{r.confusion.to_json()});
   return rec;
 }
 
@@ -127,11 +136,11 @@ class EvaluateStage final : public PipelineStage {
     // logged: only its confusion matrix is added); otherwise (a steps budget ending mid-epoch, no
     // training) evaluate the weights as they are now.
     if (s.last_eval && s.last_eval_step == s.position.step) {
-      s.out << s.last_eval->confusion.table() << "\n";
+      s.out << confusion_text(*s.last_eval);
       return true;
     }
     const EvalResult& r = s.evaluate_now();
-    s.out << eval_line(r) << "\n" << r.confusion.table() << "\n";
+    s.out << eval_line(r) << "\n" << confusion_text(r);
     s.metrics->log(eval_record(r, s.position.epoch, s.position.step));
     return true;
   }

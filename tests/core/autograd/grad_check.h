@@ -20,6 +20,7 @@ struct GradCase {
   std::vector<OutputSpec> outputs;
   std::shared_ptr<const void> attrs;
   int n_grad_outputs = 1;  ///< outputs that receive an upstream gradient (the rest are indices / statistics)
+  uint32_t constant_inputs = 0;  ///< bit k: f64 input k is not differentiated (an additive mask)
 };
 
 template <class A>

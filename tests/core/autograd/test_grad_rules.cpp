@@ -59,6 +59,7 @@ std::vector<Case> elementwise_cases() {
       unary("sigmoid", INGOT_OP_SIGMOID, noncontig({2, 3}, -3, 3)),
       unary("relu", INGOT_OP_RELU, away0({2, 3})),
       unary("gelu", INGOT_OP_GELU, rnd({2, 3}, -3, 3)),
+      unary("gelu_tanh", INGOT_OP_GELU_TANH, rnd({2, 3}, -3, 3)),
       unary("erf", INGOT_OP_ERF, rnd({2, 3}, -2, 2)),
       unary("softplus", INGOT_OP_SOFTPLUS, rnd({2, 4}, -1.5, 1.5), attr(softplus_attr)),
       unary("sign", INGOT_OP_SIGN, away0({2, 3})),
@@ -255,11 +256,60 @@ std::vector<Case> random_cases() {
   return {Case{"dropout", INGOT_OP_DROPOUT, {rnd(x)}, {OutputSpec{x, DType::F64}, OutputSpec{x, DType::Bool}}, attr(a)}};
 }
 
+std::vector<Case> attention_cases() {
+  const auto sdpa = [](const std::string& name, std::vector<Tensor> in, const ingot_attr_attention& a) {
+    const Shape& q = in[0].shape();
+    const int64_t dv = in[2].shape()[3];
+    Case c{name,
+           INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION,
+           std::move(in),
+           {OutputSpec{{q[0], q[1], q[2], dv}, DType::F64}, OutputSpec{{q[0], q[1], q[2]}, DType::F64}},
+           attr(a)};
+    return c;
+  };
+  auto plain = make_attr<ingot_attr_attention>();
+  plain.scale = 0.5;
+  auto causal = plain;
+  causal.causal = 2;  // lower right: 3 queries over 5 keys
+  causal.mask = 2;    // and an additive mask broadcast over the batch and the heads
+  auto masked = plain;
+  masked.causal = 1;
+  masked.mask = 1;  // a boolean mask per batch row, broadcast over heads and queries
+  auto dropped = plain;
+  dropped.dropout_p = 0.3;  // a fixed (seed, offset): the same keep mask on every call
+  dropped.seed = 11;
+  dropped.offset = 4;
+  Tensor keep = Tensor::from_vector<bool>({true, false, true, true, true, true, true, false, true, true}, {2, 1, 1, 5});
+  auto ce = make_attr<ingot_attr_cross_entropy>();
+  ce.ignore_index = -100;
+  auto smooth = ce;
+  smooth.label_smoothing = 0.2;
+  const Tensor target = Tensor::from_vector<int64_t>({2, -100, 0, 4}, {4});
+  const auto loss = [&](const std::string& name, const Tensor& logits, const ingot_attr_cross_entropy& a) {
+    return Case{name,
+                INGOT_OP_CROSS_ENTROPY,
+                {logits, target},
+                {OutputSpec{{4}, DType::F64}, OutputSpec{{4}, DType::F64}},
+                attr(a)};
+  };
+  Case additive = sdpa("sdpa lower-right causal, additive mask",
+                       {rnd({2, 1, 3, 2}), rnd({2, 1, 5, 2}), rnd({2, 1, 5, 2}), rnd({1, 1, 3, 5})}, causal);
+  additive.constant_inputs = 1u << 3;  // masks are constants: no gradient (torch would give one)
+  return {
+      sdpa("sdpa", {rnd({1, 2, 3, 4}), rnd({1, 2, 5, 4}), noncontig({1, 2, 5, 3})}, plain),
+      additive,
+      sdpa("sdpa upper-left causal, bool mask", {rnd({2, 2, 4, 3}), rnd({2, 2, 5, 3}), rnd({2, 2, 5, 2}), keep}, masked),
+      sdpa("sdpa dropout", {rnd({1, 2, 3, 2}), rnd({1, 2, 4, 2}), rnd({1, 2, 4, 3})}, dropped),
+      loss("cross_entropy", rnd({4, 5}, -2, 2), ce),
+      loss("cross_entropy label smoothing", noncontig({4, 5}, -2, 2), smooth),
+  };
+}
+
 std::vector<Case> all_cases() {
   std::vector<Case> all;
   for (auto part :
        {elementwise_cases, reduce_cases, linalg_cases, pool_cases, indexing_cases, norm_cases, copy_cases,
-        random_cases}) {
+        random_cases, attention_cases}) {
     for (Case& c : part()) all.push_back(std::move(c));
   }
   return all;

@@ -32,8 +32,8 @@ struct LoaderOptions {
   int world_size = 1;  ///< shards in all: every rank gets the same number of batches
 };
 
-/// One batch: `inputs` f32 [B, C, H, W] on the host, `targets` i64 [B]; `index` counts the
-/// batches of `epoch` from 0.
+/// One batch: `inputs` f32 [B, C, H, W] (or int64 token ids [B, T]) on the host, `targets` i64
+/// [B] (or [B, T]: a target per position); `index` counts the batches of `epoch` from 0.
 struct Batch {
   Tensor inputs;
   Tensor targets;

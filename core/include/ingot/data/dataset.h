@@ -1,5 +1,7 @@
 // Dataset: the interface the DataLoader reads samples through, and the in-memory image
 // classification dataset (images normalised once at load into one f32 buffer, labels int64).
+// A sample is f32 values with one class label (images, table rows, arrays), or int64 token ids
+// with one target per position or per sequence (text).
 #pragma once
 
 #include <cstdint>
@@ -10,22 +12,39 @@
 
 namespace ingot::data {
 
-/// A map-style dataset of image classification samples. Implementations are read-only after
-/// construction: `read` is called from several loader workers at once.
+/// A map-style dataset. Implementations are read-only after construction: `read` and `read_ids`
+/// are called from several loader workers at once.
 class Dataset {
  public:
   virtual ~Dataset() = default;
   virtual int64_t size() const = 0;
-  /// Shape of one sample's input, [C, H, W].
+  /// Shape of one sample's input: [C, H, W] for f32 samples, [T] for token ids.
   virtual Shape sample_shape() const = 0;
+  /// Classes of a label, or the vocabulary size of a token target.
   virtual int64_t num_classes() const = 0;
   /// Copies sample `index`'s input (C*H*W floats, already normalised) to `image` and returns its
-  /// label. Byte work only; thread-safe.
+  /// label. Byte work only; thread-safe. f32 datasets only.
   virtual int64_t read(int64_t index, float* image) const = 0;
   /// The value of a black (zero) pixel of `channel` after normalisation: what padding adds.
   virtual float pad_value(int64_t channel) const = 0;
 
+  /// F32 (read) or I64 (token ids, read_ids).
+  virtual DType input_dtype() const { return DType::F32; }
+  /// One sample's target: [] (a class label) or [T] (a token per position, a language model's).
+  virtual Shape target_shape() const { return {}; }
+  /// Copies sample `index`'s token ids (sample_numel() of them) to `input` and its targets
+  /// (target_shape().numel(), at least 1) to `target`. I64 datasets only; thread-safe.
+  virtual void read_ids(int64_t index, int64_t* input, int64_t* target) const;
+
   int64_t sample_numel() const { return sample_shape().numel(); }
+};
+
+/// Base of the datasets of token ids: `read` and `pad_value` (f32 samples) refuse.
+class TokenDataset : public Dataset {
+ public:
+  DType input_dtype() const override { return DType::I64; }
+  int64_t read(int64_t index, float* image) const override;
+  float pad_value(int64_t channel) const override;
 };
 
 /// Per-pixel normalisation applied once at load: (x / 255 - mean) / std, in float like

@@ -20,6 +20,9 @@ class SubsetDataset final : public Dataset {
   int64_t num_classes() const override { return base_->num_classes(); }
   int64_t read(int64_t index, float* image) const override;
   float pad_value(int64_t channel) const override { return base_->pad_value(channel); }
+  DType input_dtype() const override { return base_->input_dtype(); }
+  Shape target_shape() const override { return base_->target_shape(); }
+  void read_ids(int64_t index, int64_t* input, int64_t* target) const override;
 
   const std::vector<int64_t>& indices() const { return indices_; }
 

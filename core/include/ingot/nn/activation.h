@@ -1,4 +1,4 @@
-// Parameter-free activation layers: ReLU, GELU (erf form, torch's default), Sigmoid, Tanh.
+// Parameter-free activation layers: ReLU, GELU (erf form, torch's default, or tanh form), Sigmoid, Tanh.
 #pragma once
 
 #include "ingot/nn/module.h"
@@ -11,11 +11,16 @@ class ReLU : public Module {
   Tensor forward(const Tensor& x) override;
 };
 
+/// torch.nn.GELU: approximate "none" (erf form) or "tanh" (GPT-2's).
 class GELU : public Module {
  public:
-  GELU() : Module("GELU") {}
+  explicit GELU(std::string approximate = "none");
   Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override { return "approximate='none'"; }
+  std::string extra_repr() const override { return "approximate='" + approximate_ + "'"; }
+  bool is_tanh() const { return approximate_ == "tanh"; }
+
+ private:
+  std::string approximate_;
 };
 
 class Sigmoid : public Module {
@@ -30,7 +35,7 @@ class Tanh : public Module {
   Tensor forward(const Tensor& x) override;
 };
 
-/// One of the above by name ("relu", "gelu", "sigmoid", "tanh"); throws for another name.
+/// One of the above by name ("relu", "gelu", "gelu_tanh", "sigmoid", "tanh"); throws for another name.
 ModulePtr make_activation(const std::string& name);
 
 }  // namespace ingot::nn

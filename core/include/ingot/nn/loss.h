@@ -26,6 +26,9 @@ struct CrossEntropyOptions {
   /// Optional per-class weights [C]; a weighted mean divides by the summed weights of the
   /// non-ignored targets (torch), not by their count.
   Tensor weight;
+  /// cross_entropy only: the classes are the last dim, logits [..., C] with target [...] (a
+  /// language model's [B, T, V] logits and [B, T] tokens), instead of torch's dim 1.
+  bool classes_last = false;
 };
 
 /// Negative log-likelihood of `log_probs` [N, C] or [N, C, d1, ...] (or [C]) at the int64
@@ -34,7 +37,9 @@ struct CrossEntropyOptions {
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& options = {});
 
 /// torch.nn.functional.cross_entropy with class-index targets: nll_loss(log_softmax(logits, 1))
-/// plus label smoothing (weighted as in torch 1.13). Stable for any finite logits.
+/// plus label smoothing (weighted as in torch 1.13). Stable for any finite logits. Unweighted rows
+/// ([N, C], or [..., C] with classes_last) run the fused CROSS_ENTROPY op, whose backward keeps one
+/// log-sum-exp per row instead of the [N, C] log-probabilities.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options = {});
 
 /// Mean squared error (input - target)^2; shapes must match.

@@ -42,6 +42,8 @@ Tensor relu(const Tensor& x);
 Tensor relu_backward(const Tensor& grad, const Tensor& x);
 /// GELU, erf form (PyTorch's default).
 Tensor gelu(const Tensor& x);
+/// GELU, tanh form: torch's gelu(approximate='tanh'), GPT-2's activation.
+Tensor gelu_tanh(const Tensor& x);
 Tensor erf(const Tensor& x);
 Tensor sign(const Tensor& x);
 /// floor / ceil / round of an integer tensor return a copy (the values are already integral).

@@ -11,7 +11,12 @@
 namespace ingot {
 
 /// Activation fused after a matmul or convolution.
-enum class Activation : int32_t { None = INGOT_ACT_NONE, Relu = INGOT_ACT_RELU, Gelu = INGOT_ACT_GELU };
+enum class Activation : int32_t {
+  None = INGOT_ACT_NONE,
+  Relu = INGOT_ACT_RELU,
+  Gelu = INGOT_ACT_GELU,
+  GeluTanh = INGOT_ACT_GELU_TANH
+};
 
 /// torch.matmul: 1-D operands are promoted to matrices and the added dim removed afterwards;
 /// batch dims broadcast. Floating dtypes only.

@@ -1,7 +1,9 @@
 // The whole functional op API in one include.
 #pragma once
 
+#include "ingot/ops/attention.h"
 #include "ingot/ops/creation.h"
+#include "ingot/ops/cross_entropy.h"
 #include "ingot/ops/dropout.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/indexing.h"

@@ -163,6 +163,22 @@ INGOT_ABI_OFFSET(ingot_attr_rng, offset, 16);
 INGOT_ABI_OFFSET(ingot_attr_rng, a, 24);
 INGOT_ABI_OFFSET(ingot_attr_rng, b, 32);
 
+static_assert(sizeof(ingot_attr_attention) == 48, "ABI layout of ingot_attr_attention changed");
+INGOT_ABI_OFFSET(ingot_attr_attention, struct_size, 0);
+INGOT_ABI_OFFSET(ingot_attr_attention, abi_minor, 4);
+INGOT_ABI_OFFSET(ingot_attr_attention, scale, 8);
+INGOT_ABI_OFFSET(ingot_attr_attention, dropout_p, 16);
+INGOT_ABI_OFFSET(ingot_attr_attention, seed, 24);
+INGOT_ABI_OFFSET(ingot_attr_attention, offset, 32);
+INGOT_ABI_OFFSET(ingot_attr_attention, causal, 40);
+INGOT_ABI_OFFSET(ingot_attr_attention, mask, 44);
+
+static_assert(sizeof(ingot_attr_cross_entropy) == 24, "ABI layout of ingot_attr_cross_entropy changed");
+INGOT_ABI_OFFSET(ingot_attr_cross_entropy, struct_size, 0);
+INGOT_ABI_OFFSET(ingot_attr_cross_entropy, abi_minor, 4);
+INGOT_ABI_OFFSET(ingot_attr_cross_entropy, ignore_index, 8);
+INGOT_ABI_OFFSET(ingot_attr_cross_entropy, label_smoothing, 16);
+
 static_assert(sizeof(ingot_exec_context) == 40, "ABI layout of ingot_exec_context changed");
 INGOT_ABI_OFFSET(ingot_exec_context, struct_size, 0);
 INGOT_ABI_OFFSET(ingot_exec_context, abi_minor, 4);

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 3
+#define INGOT_ABI_MINOR 4
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -141,7 +141,9 @@ typedef enum ingot_op_family {
   INGOT_FAMILY_OPTIMIZER = 15,         /* multi-tensor updates and GLOBAL_NORM */
   INGOT_FAMILY_RANDOM = 16,            /* Philox draws and DROPOUT */
   INGOT_FAMILY_QUANTIZED = 17,         /* QUANTIZE DEQUANTIZE QLINEAR QCONV2D (ABI 2.2) */
-  INGOT_FAMILY_COUNT = 18
+  INGOT_FAMILY_ATTENTION = 18,         /* SCALED_DOT_PRODUCT_ATTENTION and its backward (ABI 2.4) */
+  INGOT_FAMILY_LOSS = 19,              /* fused CROSS_ENTROPY and its backward (ABI 2.4) */
+  INGOT_FAMILY_COUNT = 20
 } ingot_op_family;
 
 /* The family of `op`; INGOT_FAMILY_UNKNOWN for a number outside this header's op table. */
@@ -157,7 +159,8 @@ static inline ingot_op_family ingot_op_family_of(int32_t op) {
 typedef enum ingot_activation {
   INGOT_ACT_NONE = 0,
   INGOT_ACT_RELU = 1,
-  INGOT_ACT_GELU = 2 /* erf form */
+  INGOT_ACT_GELU = 2, /* erf form */
+  INGOT_ACT_GELU_TANH = 3 /* tanh form (ABI 2.4) */
 } ingot_activation;
 
 #define INGOT_ATTR_HEAD \
@@ -276,6 +279,29 @@ typedef struct ingot_attr_quantize {
   int32_t quant_min;
   int32_t quant_max;
 } ingot_attr_quantize;
+
+/* SCALED_DOT_PRODUCT_ATTENTION and its backward (ABI 2.4). scale multiplies q . k (core fills
+ * in torch's default 1 / sqrt(D)); dropout on the probabilities draws from (seed, offset).
+ * causal: 0 none; 1 upper-left, torch's is_causal (key j visible to query i iff j <= i); 2
+ * lower-right (j <= i + Tk - Tq: the queries are the last Tq positions, as a KV cache decodes).
+ * mask: 0 none; 1 a bool mask (true = attend); 2 an additive mask in q's dtype; it is the last input. */
+typedef struct ingot_attr_attention {
+  INGOT_ATTR_HEAD;
+  double scale;
+  double dropout_p;
+  uint64_t seed;
+  uint64_t offset;
+  int32_t causal;
+  int32_t mask;
+} ingot_attr_attention;
+
+/* CROSS_ENTROPY and its backward (ABI 2.4): torch.nn.functional.cross_entropy's ignore_index and
+ * label_smoothing, per row (the reduction is core's). */
+typedef struct ingot_attr_cross_entropy {
+  INGOT_ATTR_HEAD;
+  int64_t ignore_index;
+  double label_smoothing;
+} ingot_attr_cross_entropy;
 
 /* ---- execution context (host services for one call) -------------------------------------- */
 typedef struct ingot_exec_context {

@@ -13,11 +13,15 @@
 namespace ingot::train {
 
 struct EvalResult {
-  double loss = 0.0;  ///< the loss summed over the samples, divided by their count
+  double loss = 0.0;  ///< the loss summed over the samples (tokens), divided by their count
   double accuracy = 0.0;
-  int64_t samples = 0;
+  int64_t samples = 0;  ///< samples, or target tokens when `tokens`
   double seconds = 0.0;
-  ConfusionMatrix confusion{1};
+  ConfusionMatrix confusion{1};  ///< of the classes; not kept for a vocabulary (`tokens`)
+  /// A target per position (a language model): accuracy is the next-token one, and
+  /// perplexity = exp(loss).
+  bool tokens = false;
+  double perplexity = 0.0;
 };
 
 /// Runs every batch of `loader` (one pass, in order) through `model`; restores the model's

@@ -8,7 +8,7 @@ namespace ingot::reference {
 
 using Kernel = void (*)(const sdk::OpCall&);
 
-// unary.cpp: NEG .. LOGICAL_NOT
+// unary.cpp: NEG .. LOGICAL_NOT, GELU_TANH
 void run_unary(const sdk::OpCall& c);
 // binary.cpp: ADD SUB MUL DIV POW MAXIMUM MINIMUM, RELU_BWD
 void run_binary(const sdk::OpCall& c);
@@ -43,6 +43,12 @@ void run_arange(const sdk::OpCall& c);
 void run_fill(const sdk::OpCall& c);
 void run_copy(const sdk::OpCall& c);
 void run_cast(const sdk::OpCall& c);
+// attention.cpp: SCALED_DOT_PRODUCT_ATTENTION and its backward
+void run_sdpa(const sdk::OpCall& c);
+void run_sdpa_bwd(const sdk::OpCall& c);
+// cross_entropy.cpp: CROSS_ENTROPY and its backward
+void run_cross_entropy(const sdk::OpCall& c);
+void run_cross_entropy_bwd(const sdk::OpCall& c);
 // softmax.cpp: SOFTMAX LOG_SOFTMAX and their backward ops
 void run_softmax(const sdk::OpCall& c);
 // layer_norm.cpp, batch_norm.cpp

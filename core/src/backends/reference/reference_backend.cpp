@@ -27,6 +27,8 @@ Kernel kernel_for(int32_t op) {
     case INGOT_FAMILY_MATMUL: return &run_matmul;
     case INGOT_FAMILY_SOFTMAX: return &run_softmax;
     case INGOT_FAMILY_RANDOM: return op == INGOT_OP_DROPOUT ? &run_dropout : &run_random;
+    case INGOT_FAMILY_ATTENTION: return op == INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION ? &run_sdpa : &run_sdpa_bwd;
+    case INGOT_FAMILY_LOSS: return op == INGOT_OP_CROSS_ENTROPY ? &run_cross_entropy : &run_cross_entropy_bwd;
     default: break;
   }
   switch (op) {

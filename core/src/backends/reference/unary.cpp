@@ -37,6 +37,10 @@ C float_op(int32_t op, C x, const void* attrs) {
       return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
     case INGOT_OP_ERF:
       return std::erf(x);
+    case INGOT_OP_GELU_TANH: {
+      const C inner = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(inner));
+    }
     case INGOT_OP_SOFTPLUS: {  // torch: linear where beta * x > threshold
       const auto& a = sdk::attr<ingot_attr_softplus>(attrs);
       const C beta = static_cast<C>(a.beta);

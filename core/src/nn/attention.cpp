@@ -1,0 +1,90 @@
+// MultiheadAttention: the head split is a view (reshape + permute) the attention op reads with
+// its strides; heads are merged back by one copy before c_proj.
+#include "ingot/nn/attention.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "ingot/base/error.h"
+#include "ingot/ops/creation.h"
+#include "ingot/ops/dropout.h"
+#include "ingot/ops/elementwise.h"
+#include "ingot/ops/indexing.h"
+
+namespace ingot::nn {
+
+MultiheadAttention::MultiheadAttention(const AttentionConfig& config, Generator* gen, Generator* dropout_gen)
+    : Module("MultiheadAttention"), config_(config), dropout_gen_(dropout_gen) {
+  INGOT_CHECK_SHAPE(config_.dim >= 1 && config_.heads >= 1 && config_.dim % config_.heads == 0,
+                    "MultiheadAttention: dim {} must be a positive multiple of heads {}", config_.dim, config_.heads);
+  INGOT_CHECK(config_.dropout >= 0.0 && config_.dropout < 1.0, "MultiheadAttention: dropout {} is not in [0, 1)",
+              config_.dropout);
+  INGOT_CHECK_SHAPE(!config_.rotary || (config_.dim / config_.heads) % 2 == 0,
+                    "MultiheadAttention: rotary embeddings need an even head size, got {}",
+                    config_.dim / config_.heads);
+  c_attn_ = register_module("c_attn", std::make_shared<Linear>(config_.dim, 3 * config_.dim, config_.bias, gen));
+  c_proj_ = register_module("c_proj", std::make_shared<Linear>(config_.dim, config_.dim, config_.bias, gen));
+}
+
+Tensor MultiheadAttention::forward(const Tensor& x) { return attend(x, Tensor()); }
+
+Tensor MultiheadAttention::rotate(const Tensor& x, int64_t offset) const {
+  const int64_t t = x.size(2), d = x.size(3), half = d / 2;
+  // theta_i = base^(-2i / D); angle = position * theta_i, the same for both halves.
+  const Tensor pos = arange(static_cast<double>(offset), static_cast<double>(offset + t), 1.0, DType::F32, x.device());
+  const Tensor inv = exp(arange(0.0, static_cast<double>(half), 1.0, DType::F32, x.device()) *
+                         (-2.0 * std::log(config_.rotary_base) / static_cast<double>(d)));
+  const Tensor angle = pos.reshape(Shape{t, 1}) * inv.reshape(Shape{1, half});
+  const Tensor full = concat({angle, angle}, 1);  // [T, D]
+  const Tensor cos_t = cos(full).to(x.dtype()), sin_t = sin(full).to(x.dtype());
+  const Tensor rotated = concat({-x.slice(3, half, d), x.slice(3, 0, half)}, 3);
+  return x * cos_t + rotated * sin_t;
+}
+
+Tensor MultiheadAttention::attend(const Tensor& x, const Tensor& mask, KvCache* cache) {
+  INGOT_CHECK_SHAPE(x.dim() == 3 && x.size(2) == config_.dim, "MultiheadAttention({}): input {} must be [B, T, {}]",
+                    config_.dim, x.shape().str(), config_.dim);
+  const int64_t b = x.size(0), t = x.size(1), h = config_.heads, d = config_.dim / h;
+  // [B, T, 3C] -> [3, B, H, T, D]: q, k, v as strided views
+  const Tensor qkv = (*c_attn_)(x).reshape(Shape{b, t, 3, h, d}).permute({2, 0, 3, 1, 4});
+  Tensor q = qkv.slice(0, 0, 1).reshape(Shape{b, h, t, d});
+  Tensor k = qkv.slice(0, 1, 2).reshape(Shape{b, h, t, d});
+  Tensor v = qkv.slice(0, 2, 3).reshape(Shape{b, h, t, d});
+  const int64_t past = cache != nullptr ? cache->length() : 0;
+  if (config_.rotary) {
+    q = rotate(q, past);
+    k = rotate(k, past);
+  }
+  if (cache != nullptr) {
+    if (past > 0) {
+      k = concat({cache->k, k}, 2);
+      v = concat({cache->v, v}, 2);
+    }
+    cache->k = k;
+    cache->v = v;
+  }
+  AttentionOptions o;
+  // With a cache the queries are the last t of past + t positions: the lower-right causal mask.
+  o.causal = !config_.causal ? CausalMask::None : past > 0 ? CausalMask::LowerRight : CausalMask::UpperLeft;
+  o.mask = mask;
+  o.dropout_p = is_training() ? config_.dropout : 0.0;
+  o.gen = dropout_gen_;
+  const Tensor y = scaled_dot_product_attention(q, k, v, o);  // [B, H, T, D]
+  const Tensor merged = y.permute({0, 2, 1, 3}).reshape(Shape{b, t, config_.dim});
+  return dropout((*c_proj_)(merged), config_.dropout, is_training(), dropout_gen_);
+}
+
+Shape MultiheadAttention::output_shape(const Shape& input) const {
+  INGOT_CHECK_SHAPE(input.size() == 3 && input[2] == config_.dim,
+                    "MultiheadAttention({}) expects [B, T, {}], the input is {}", config_.dim, config_.dim,
+                    input.str());
+  return input;
+}
+
+std::string MultiheadAttention::extra_repr() const {
+  return fmt::format("dim={}, heads={}, causal={}, rotary={}, dropout={}", config_.dim, config_.heads,
+                     py_bool(config_.causal), py_bool(config_.rotary), config_.dropout);
+}
+
+}  // namespace ingot::nn
