@@ -38,6 +38,8 @@ constexpr const char* kUsage =
     "  predict RUN INPUT...  class, probability and top k of a run's model on images, folders of images,\n"
     "                        CSV, .npy / .npz or IDX files\n"
     "                        ([-o FILE.csv] [--top-k K] [--batch N] [--set KEY=VALUE])\n"
+    "  generate RUN --prompt TEXT  continue the text with a run's language model (KV cache)\n"
+    "                        ([--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S])\n"
     "  export RUN --format onnx -o FILE  write a run's trained model as an ONNX file\n"
     "                        ([--set KEY=VALUE]; docs/export.md)\n"
     "  report RUN [RUN...]   a self-contained HTML page of a run's curves and tables, or of several\n"
@@ -98,13 +100,14 @@ int run_main(int argc, char** argv) {
   if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
   // `ingot COMMAND --help` is the command's own help (the commands with options have one); `ingot
   // --help` the global one.
-  static const std::set<std::string> own_help{"run", "predict", "export", "report"};
+  static const std::set<std::string> own_help{"run", "predict", "generate", "export", "report"};
   if (vm.count("help")) {
     if (vm.count("command") && own_help.contains(vm["command"].as<std::string>())) {
       const std::string& command = vm["command"].as<std::string>();
       if (command == "run") return ingot::cli::cmd_run({"--help"});
       if (command == "predict") return ingot::cli::cmd_predict({"--help"});
       if (command == "export") return ingot::cli::cmd_export({"--help"});
+      if (command == "generate") return ingot::cli::cmd_generate({"--help"});
       return ingot::cli::cmd_report({"--help"});
     }
     std::cout << kUsage;
@@ -122,6 +125,7 @@ int run_main(int argc, char** argv) {
   if (command == "predict") return ingot::cli::cmd_predict(rest);
   if (command == "report") return ingot::cli::cmd_report(rest);
   if (command == "export") return ingot::cli::cmd_export(rest);
+  if (command == "generate") return ingot::cli::cmd_generate(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

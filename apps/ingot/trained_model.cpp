@@ -8,6 +8,7 @@
 #include "ingot/extension/extension_loader.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/io/state_dict.h"
+#include "ingot/nn/gpt.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/checkpoint.h"
 #include "ingot/train/pipeline_schema.h"
@@ -89,7 +90,9 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
   if (!sets.empty()) config::apply_overrides(root, sets, train::pipeline_schema());
   config::Config cfg = config::Config::from_yaml(root, config_file.string(), train::pipeline_schema());
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
-  const std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
+  std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
+  if (const YAML::Node m = cfg.node("model"); !shape && m["preset"] && m["preset"].Scalar() == "gpt")
+    shape = Shape{m["block_size"] ? m["block_size"].as<int64_t>() : nn::GptConfig{}.block_size};  // token ids
   INGOT_CHECK_AS(shape.has_value(), InputError, "{}: the run's model has no input_shape", config_file.string());
 
   if (weights.empty() && fs::exists(run / "model.safetensors")) weights = run / "model.safetensors";

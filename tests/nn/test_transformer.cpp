@@ -5,6 +5,7 @@
 
 #include "ingot/base/error.h"
 #include "ingot/nn/attention.h"
+#include "ingot/nn/generate.h"
 #include "ingot/nn/gpt.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/nn/transformer.h"
@@ -128,6 +129,69 @@ TEST_CASE("preset gpt and transformer layers from YAML", "[nn][gpt]") {
   const ModulePtr seq = build_model(layers, "m.yaml", gen);
   CHECK((*seq)(ids({2, 6}, 1, 11)).shape() == Shape{2, 6, 11});
   CHECK_THROWS_AS(build_model(YAML::Load("{preset: gpt, n_head: 5, n_embd: 8}"), "m.yaml", gen), ConfigError);
+}
+
+}  // namespace
+}  // namespace ingot::nn
+
+namespace ingot::nn {
+namespace {
+
+TEST_CASE("sample_token: greedy, top-k 1 and a tiny top-p all pick the argmax; draws cover the kept set",
+          "[nn][generate]") {
+  const std::vector<float> logits{0.5f, 2.0f, -1.0f, 1.9f};
+  SamplingOptions o;
+  o.temperature = 0.0;
+  CHECK(sample_token(logits, o, 0.99) == 1);
+  o.temperature = 1.0;
+  o.top_k = 1;
+  CHECK(sample_token(logits, o, 0.99) == 1);
+  o.top_k = 0;
+  o.top_p = 1e-6;
+  CHECK(sample_token(logits, o, 0.99) == 1);
+  o.top_p = 1.0;
+  o.top_k = 2;  // {1, 3}: p(1) = e^2 / (e^2 + e^1.9) ~ 0.525
+  CHECK(sample_token(logits, o, 0.5) == 1);
+  CHECK(sample_token(logits, o, 0.53) == 3);
+  o.top_k = 0;
+  CHECK(sample_token(logits, o, 0.999999) == 2);  // the least likely token is reachable without filters
+  o.temperature = -1.0;
+  CHECK_THROWS_AS(check_sampling(o), ConfigError);
+}
+
+TEST_CASE("generate: greedy decoding through the cache equals the argmax of full forwards", "[nn][generate]") {
+  Generator gen(21);
+  GptConfig c = small();
+  c.block_size = 10;  // short: the context fills and the cache restarts
+  Gpt model(c, &gen);
+  SamplingOptions o;
+  o.temperature = 0.0;
+  o.max_tokens = 14;
+  const std::vector<int32_t> prompt{3, 1, 4};
+  const std::vector<int32_t> out = generate(model, prompt, o);
+  REQUIRE(out.size() == 14);
+  // The reference: recompute the whole (cropped as generate does) context for every token.
+  std::vector<int32_t> all = prompt;
+  std::vector<int32_t> expected;
+  size_t begin = 0;
+  int64_t cached = 0;
+  for (int s = 0; s < 14; ++s) {
+    if (cached > c.block_size) {  // generate restarted from the last block_size / 2 + 1 tokens
+      begin = all.size() - static_cast<size_t>(c.block_size / 2 + 1);
+      cached = c.block_size / 2 + 1;
+    }
+    std::vector<int64_t> window(all.begin() + static_cast<std::ptrdiff_t>(begin), all.end());
+    const Tensor logits = model(Tensor::from_vector(window, Shape{1, static_cast<int64_t>(window.size())}));
+    const std::vector<float> row = logits.slice(1, logits.size(1) - 1, logits.size(1)).reshape(Shape{-1}).to_vector<float>();
+    const auto next = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    expected.push_back(next);
+    all.push_back(next);
+    cached = static_cast<int64_t>(all.size() - begin);
+  }
+  CHECK(out == expected);
+  CHECK_THROWS_AS(generate(model, std::vector<int32_t>(11, 1), o), InputError);  // longer than the context
+  CHECK_THROWS_AS(generate(model, {}, o), InputError);
+  CHECK_THROWS_AS(generate(model, {25}, o), InputError);  // outside the vocabulary
 }
 
 }  // namespace

@@ -97,10 +97,14 @@ TextOptions text_options(const YAML::Node& section, const std::string& file) {
   return o;
 }
 
+std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& o) {
+  INGOT_CHECK_AS(o.tokenizer == "byte", ConfigError, "data.text.tokenizer '{}' is not known; valid: byte",
+                 o.tokenizer);
+  return byte_tokenizer();
+}
+
 DatasetSplits text_datasets(const TextOptions& o) {
-  INGOT_CHECK_AS(o.tokenizer == "byte", ConfigError,
-                 "data.text.tokenizer '{}' is not known; valid: byte", o.tokenizer);
-  const std::unique_ptr<Tokenizer> tokenizer = byte_tokenizer();
+  const std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(o);
   auto ids = std::make_shared<const std::vector<int32_t>>(tokenizer->encode(read_corpus(o.path)));
   const auto n = static_cast<int64_t>(ids->size());
   const int64_t stride = o.stride > 0 ? o.stride : o.block_size;

@@ -50,6 +50,9 @@ std::string read_corpus(const std::string& path);
 /// The options of a `data.text:` section; ConfigError for bad values, naming the key.
 TextOptions text_options(const YAML::Node& section, const std::string& file);
 
+/// The tokenizer `options` name (what the run trained with, for generate and predict).
+std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& options);
+
 /// The train and test windows of the corpus. InputError when a split is shorter than one window.
 DatasetSplits text_datasets(const TextOptions& options);
 
