@@ -48,7 +48,8 @@ std::optional<ConvGeometry> geometry(const sdk::OpCall& c) {
     if (t->layout == INGOT_LAYOUT_STRIDED && !has_positive_strides(*t)) return std::nullopt;
   }
   if (a.groups < 1 || x->shape[1] % a.groups != 0 || w->shape[0] % a.groups != 0) return std::nullopt;
-  if (a.activation != INGOT_ACT_NONE && a.activation != INGOT_ACT_RELU && a.activation != INGOT_ACT_GELU)
+  if (a.activation != INGOT_ACT_NONE && a.activation != INGOT_ACT_RELU && a.activation != INGOT_ACT_GELU &&
+      a.activation != INGOT_ACT_GELU_TANH)
     return std::nullopt;
   ConvGeometry g;
   g.groups = a.groups;
@@ -88,7 +89,9 @@ dnnl::convolution_forward::primitive_desc forward_pd(OnednnBackend& be, const Co
   if (with_post_ops && g.activation != INGOT_ACT_NONE) {
     dnnl::post_ops po;
     po.append_eltwise(
-        1.f, g.activation == INGOT_ACT_RELU ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_gelu_erf, 0.f,
+        1.f, g.activation == INGOT_ACT_RELU        ? dnnl::algorithm::eltwise_relu
+        : g.activation == INGOT_ACT_GELU_TANH ? dnnl::algorithm::eltwise_gelu_tanh
+                                              : dnnl::algorithm::eltwise_gelu_erf, 0.f,
         0.f);
     attr.set_post_ops(po);
   }

@@ -24,6 +24,8 @@ std::optional<EltwiseSpec> spec_of(const sdk::OpCall& c) {
       return EltwiseSpec{alg::eltwise_relu};
     case INGOT_OP_GELU:
       return EltwiseSpec{alg::eltwise_gelu_erf};
+    case INGOT_OP_GELU_TANH:
+      return EltwiseSpec{alg::eltwise_gelu_tanh};
     case INGOT_OP_TANH:
       return EltwiseSpec{alg::eltwise_tanh};
     case INGOT_OP_SIGMOID:
@@ -62,6 +64,7 @@ bool handles(int32_t op) {
   switch (op) {
     case INGOT_OP_RELU:
     case INGOT_OP_GELU:
+    case INGOT_OP_GELU_TANH:
     case INGOT_OP_TANH:
     case INGOT_OP_SIGMOID:
     case INGOT_OP_EXP:

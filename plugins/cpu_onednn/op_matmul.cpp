@@ -45,7 +45,8 @@ struct MatmulCall {
 std::optional<MatmulCall> analyse(const sdk::OpCall& c) {
   const auto& at = sdk::attr<ingot_attr_matmul>(c.attrs);
   if (c.n_out != 1 || c.n_in != (at.has_bias ? 3 : 2)) return std::nullopt;
-  if (at.activation != INGOT_ACT_NONE && at.activation != INGOT_ACT_RELU && at.activation != INGOT_ACT_GELU)
+  if (at.activation != INGOT_ACT_NONE && at.activation != INGOT_ACT_RELU && at.activation != INGOT_ACT_GELU &&
+      at.activation != INGOT_ACT_GELU_TANH)
     return std::nullopt;
   const ingot_tensor_desc& y = c.out[0];
   for (int i = 0; i < c.n_in; ++i) {
@@ -82,7 +83,9 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const Ma
     if (m.activation != INGOT_ACT_NONE) {
       dnnl::post_ops po;
       po.append_eltwise(
-          1.f, m.activation == INGOT_ACT_RELU ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_gelu_erf, 0.f,
+          1.f, m.activation == INGOT_ACT_RELU        ? dnnl::algorithm::eltwise_relu
+          : m.activation == INGOT_ACT_GELU_TANH ? dnnl::algorithm::eltwise_gelu_tanh
+                                                : dnnl::algorithm::eltwise_gelu_erf, 0.f,
           0.f);
       attr.set_post_ops(po);
     }

@@ -1,5 +1,5 @@
-// RELU_BWD family: relu's gradient as oneDNN's eltwise backward (relu, from the input), in the
-// layout its inputs share — blocked activations of a conv net stay blocked through the backward.
+// RELU_BWD, GELU_BWD, GELU_TANH_BWD: the activations' gradients as oneDNN's eltwise backward
+// (relu, gelu_erf, gelu_tanh, from the input), in the layout its inputs share — blocked activations of a conv net stay blocked through the backward.
 #include <optional>
 
 #include "desc_util.h"
@@ -8,7 +8,15 @@
 namespace ingot::onednn {
 namespace {
 
-bool handles(int32_t op) { return op == INGOT_OP_RELU_BWD; }
+bool handles(int32_t op) {
+  return op == INGOT_OP_RELU_BWD || op == INGOT_OP_GELU_BWD || op == INGOT_OP_GELU_TANH_BWD;
+}
+
+dnnl::algorithm algorithm_of(int32_t op) {
+  return op == INGOT_OP_GELU_BWD        ? dnnl::algorithm::eltwise_gelu_erf
+         : op == INGOT_OP_GELU_TANH_BWD ? dnnl::algorithm::eltwise_gelu_tanh
+                                        : dnnl::algorithm::eltwise_relu;
+}
 
 // How a call runs: in the blocked desc of its blocked input(s), or as one flat vector for dense
 // ones. A dense input next to a blocked one is reordered into that blocked layout in the
@@ -37,14 +45,14 @@ std::optional<Layout> layout_of(OnednnBackend& be, const sdk::OpCall& c) {
   return Layout{md};
 }
 
-std::shared_ptr<Plan> get_plan(OnednnBackend& be, const dnnl::memory::desc& md) {
-  KeyBuilder key(INGOT_OP_RELU_BWD);
+std::shared_ptr<Plan> get_plan(OnednnBackend& be, int32_t op, const dnnl::memory::desc& md) {
+  KeyBuilder key(op);
   key.add_md(md).add(be.threads());
   return be.plan(key.str(), [&] {
-    using alg = dnnl::algorithm;
-    auto fwd_d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg::eltwise_relu, md, 0.f, 0.f);
+    const dnnl::algorithm a = algorithm_of(op);
+    auto fwd_d = dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, a, md, 0.f, 0.f);
     auto fwd_pd = dnnl::eltwise_forward::primitive_desc(fwd_d, be.engine());
-    auto d = dnnl::eltwise_backward::desc(alg::eltwise_relu, md, md, 0.f, 0.f);
+    auto d = dnnl::eltwise_backward::desc(a, md, md, 0.f, 0.f);
     auto pd = dnnl::eltwise_backward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), fwd_pd);
     Plan p;
     p.prim = dnnl::eltwise_backward(pd);
@@ -56,7 +64,7 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const dnnl::memory::desc& md) 
 bool supports(OnednnBackend& be, const sdk::OpCall& c) {
   auto l = layout_of(be, c);
   if (!l) return false;
-  auto p = get_plan(be, l->md);
+  auto p = get_plan(be, c.op, l->md);
   return p->prim && !is_ref_impl(p->impl);
 }
 
@@ -64,7 +72,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   OnednnBackend& be = ex.backend();
   auto l = layout_of(be, c);
   if (!l) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn relu_bwd: unsupported call");
-  auto p = get_plan(be, l->md);
+  auto p = get_plan(be, c.op, l->md);
   if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn relu_bwd: " + p->impl);
   ex.serial_if_small(sdk::numel(c.out[0]));
   const size_t scratch = ex.reserve_scratchpad(*p);

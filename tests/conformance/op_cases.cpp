@@ -103,6 +103,8 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_ADAM_UPDATE:
       return &optim_cases;
     case INGOT_OP_RELU_BWD:
+    case INGOT_OP_GELU_BWD:
+    case INGOT_OP_GELU_TANH_BWD:
       return &relu_bwd_cases;
     case INGOT_OP_QUANTIZE:
     case INGOT_OP_DEQUANTIZE:

@@ -137,7 +137,7 @@ TEST_CASE("preset gpt and transformer layers from YAML", "[nn][gpt]") {
 namespace ingot::nn {
 namespace {
 
-TEST_CASE("sample_token: greedy, top-k 1 and a tiny top-p all pick the argmax; draws cover the kept set",
+TEST_CASE("sample_token: greedy, top-k 1 and a tiny top-p all pick the argmax, draws cover the kept set",
           "[nn][generate]") {
   const std::vector<float> logits{0.5f, 2.0f, -1.0f, 1.9f};
   SamplingOptions o;

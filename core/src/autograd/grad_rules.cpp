@@ -48,21 +48,6 @@ const A& attr_of(const GradCall& c) {
 /// Gradient of a broadcast input: sum over the broadcast dims.
 Tensor unbroadcast(const Tensor& g, const Tensor& input) { return sum_to_shape(g, input.shape()); }
 
-/// d gelu(x) / dx = Phi(x) + x phi(x) (erf form).
-Tensor gelu_derivative(const Tensor& x) {
-  const Tensor cdf = (erf(x * (1.0 / std::numbers::sqrt2)) + 1.0) * 0.5;
-  const Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
-  return cdf + x * pdf;
-}
-
-/// d gelu_tanh(x) / dx = 0.5 (1 + t) + 0.5 x (1 - t^2) u'(x), t = tanh(u), u = c (x + 0.044715 x^3).
-Tensor gelu_tanh_derivative(const Tensor& x) {
-  constexpr double k = 0.79788456080286535588;  // sqrt(2 / pi)
-  const Tensor x2 = x * x;
-  const Tensor t = tanh((x + x2 * x * 0.044715) * k);
-  return (t + 1.0) * 0.5 + x * (1.0 - t * t) * (x2 * (3.0 * 0.044715) + 1.0) * (0.5 * k);
-}
-
 /// Gradient before a fused activation; GELU needs the pre-activation, recomputed by `pre`.
 template <class Pre>
 Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, Pre pre) {
@@ -72,9 +57,9 @@ Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, 
     case INGOT_ACT_RELU:
       return relu_backward(g, y);
     case INGOT_ACT_GELU:
-      return g * gelu_derivative(pre());
+      return gelu_backward(g, pre());
     case INGOT_ACT_GELU_TANH:
-      return g * gelu_tanh_derivative(pre());
+      return gelu_backward(g, pre(), true);
     default:
       throw Error(fmt::format("gradient: unknown fused activation {}", activation));
   }
@@ -110,8 +95,8 @@ INGOT_GRAD_RULE(sigmoid, outputs(0)) {
 }
 // (relu(x) > 0 exactly where x > 0: the output serves, as in torch, and the input can go)
 INGOT_GRAD_RULE(relu, outputs(0)) { return {relu_backward(go[0], c.outputs[0])}; }
-INGOT_GRAD_RULE(gelu, inputs(0)) { return {go[0] * gelu_derivative(c.inputs[0])}; }
-INGOT_GRAD_RULE(gelu_tanh, inputs(0)) { return {go[0] * gelu_tanh_derivative(c.inputs[0])}; }
+INGOT_GRAD_RULE(gelu, inputs(0)) { return {gelu_backward(go[0], c.inputs[0])}; }
+INGOT_GRAD_RULE(gelu_tanh, inputs(0)) { return {gelu_backward(go[0], c.inputs[0], true)}; }
 INGOT_GRAD_RULE(erf, inputs(0)) {
   const Tensor& x = c.inputs[0];
   return {go[0] * exp(-(x * x)) * (2.0 / std::sqrt(std::numbers::pi))};

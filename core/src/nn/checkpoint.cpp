@@ -74,6 +74,19 @@ void checkpoint_sequential(Sequential& model, int64_t segments) {
 CheckpointPlan apply_checkpointing(Module& model, const CheckpointingOptions& options,
                                    const std::function<Tensor(int64_t)>& make_input, const std::string& where) {
   auto* seq = dynamic_cast<Sequential*>(&model);
+  if (seq == nullptr && options.blocks) {  // a model graph of its own (a GPT): each block its own segment
+    CheckpointPlan plan;
+    for (auto& [name, m] : model.named_modules()) {
+      if (!m->is_block()) continue;
+      const bool nested = std::any_of(plan.names.begin(), plan.names.end(),
+                                      [&](const std::string& outer) { return name.rfind(outer + ".", 0) == 0; });
+      if (nested) continue;
+      m->set_checkpoint(true);
+      plan.names.push_back(name);
+      plan.ends.push_back(plan.ends.size() + 1);
+    }
+    if (!plan.names.empty()) return plan;  // (peak and plain: not measured for a non-Sequential model)
+  }
   if (seq == nullptr) {
     throw ConfigError(
         fmt::format("{}: train.checkpointing needs a Sequential model (a layers: list or a preset); this "

@@ -195,6 +195,7 @@ void name_segments(CheckpointPlan& plan, const std::vector<Sequential::Unit>& un
 
 std::string CheckpointPlan::describe(const std::string& how, int64_t batch) const {
   const auto mib = [batch](int64_t per_sample) { return static_cast<double>(per_sample * batch) / (1024.0 * 1024.0); };
+  if (plain == 0) return fmt::format("{} segments ({}): {}", ends.size(), how, names.empty() ? "" : names.front() + " ...");
   return fmt::format("{} segments ({}): estimated activation peak {:.1f} MiB, {:.1f} MiB without, at batch {}",
                      ends.size(), how, mib(peak), mib(plain), batch);
 }

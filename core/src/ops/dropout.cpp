@@ -25,7 +25,8 @@ DropoutResult dropout_with_mask(const Tensor& x, double p, Generator* gen) {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   INGOT_CHECK(p >= 0.0 && p <= 1.0, "dropout: p = {} is not in [0, 1]", p);
-  if (!training) return x;
+  // p = 0 keeps every element and draws nothing (torch's dropout returns its input there too).
+  if (!training || p == 0.0) return x;
   return dropout_with_mask(x, p, gen).y;
 }
 

@@ -110,6 +110,14 @@ Tensor relu_backward(const Tensor& grad, const Tensor& x) {
   if (!is_floating(grad.dtype())) return where(gt(x, 0.0), grad, 0.0);
   return detail::run1(INGOT_OP_RELU_BWD, {grad, x.to(grad.dtype())}, grad.shape(), grad.dtype());
 }
+Tensor gelu_backward(const Tensor& grad, const Tensor& x, bool tanh) {
+  detail::check_defined(grad, "gelu_backward", "grad");
+  detail::check_defined(x, "gelu_backward", "input");
+  INGOT_CHECK_SHAPE(grad.shape() == x.shape(), "gelu_backward: grad {} and input {} must have the same shape",
+                    grad.shape().str(), x.shape().str());
+  return detail::run1(tanh ? INGOT_OP_GELU_TANH_BWD : INGOT_OP_GELU_BWD, {grad, x.to(grad.dtype())}, grad.shape(),
+                      grad.dtype());
+}
 Tensor gelu(const Tensor& x) { return unary_float(INGOT_OP_GELU, x); }
 Tensor gelu_tanh(const Tensor& x) { return unary_float(INGOT_OP_GELU_TANH, x); }
 Tensor erf(const Tensor& x) { return unary_float(INGOT_OP_ERF, x); }

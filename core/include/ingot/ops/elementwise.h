@@ -40,6 +40,9 @@ Tensor relu(const Tensor& x);
 /// Gradient of relu: `grad` where x > 0, else 0 (x may be relu's input or its output). Same
 /// shapes; one pass in whatever layout the backend keeps both in.
 Tensor relu_backward(const Tensor& grad, const Tensor& x);
+/// Gradient of gelu (erf form, or tanh form when `tanh`) at its input x: grad * gelu'(x). Same
+/// shapes; one pass.
+Tensor gelu_backward(const Tensor& grad, const Tensor& x, bool tanh = false);
 /// GELU, erf form (PyTorch's default).
 Tensor gelu(const Tensor& x);
 /// GELU, tanh form: torch's gelu(approximate='tanh'), GPT-2's activation.

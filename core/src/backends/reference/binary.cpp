@@ -1,4 +1,4 @@
-// Elementwise binary arithmetic (ADD SUB MUL DIV POW MAXIMUM MINIMUM, and RELU_BWD) with NumPy broadcasting;
+// Elementwise binary arithmetic (ADD SUB MUL DIV POW MAXIMUM MINIMUM, and RELU_BWD GELU_BWD GELU_TANH_BWD) with NumPy broadcasting;
 // inputs already have the output's dtype; f16/bf16 compute in float.
 #include <cmath>
 
@@ -38,6 +38,22 @@ C apply(int32_t op, C a, C b) {
       return op == INGOT_OP_MAXIMUM ? (a > b ? a : b) : (a < b ? a : b);
     case INGOT_OP_RELU_BWD:  // (grad, x): no NaN special case, like oneDNN's relu backward
       return b > C(0) ? a : C(0);
+    case INGOT_OP_GELU_BWD:  // (grad, x): Phi(x) + x phi(x)
+      if constexpr (std::is_floating_point_v<C>) {
+        const C cdf = C(0.5) * (C(1) + std::erf(b * C(0.70710678118654752440)));
+        const C pdf = std::exp(C(-0.5) * b * b) * C(0.39894228040143267794);
+        return a * (cdf + b * pdf);
+      } else {
+        fail("gelu_bwd: floating dtypes only");
+      }
+    case INGOT_OP_GELU_TANH_BWD:  // 0.5 (1 + t) + 0.5 x (1 - t^2) u', t = tanh(u), u = k (x + 0.044715 x^3)
+      if constexpr (std::is_floating_point_v<C>) {
+        const C k = C(0.79788456080286535588);
+        const C t = std::tanh(k * (b + C(0.044715) * b * b * b));
+        return a * (C(0.5) * (C(1) + t) + C(0.5) * b * (C(1) - t * t) * k * (C(1) + C(3 * 0.044715) * b * b));
+      } else {
+        fail("gelu_tanh_bwd: floating dtypes only");
+      }
     default:
       fail("{}: not a binary arithmetic op", op_name(op));
   }

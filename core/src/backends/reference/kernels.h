@@ -10,7 +10,7 @@ using Kernel = void (*)(const sdk::OpCall&);
 
 // unary.cpp: NEG .. LOGICAL_NOT, GELU_TANH
 void run_unary(const sdk::OpCall& c);
-// binary.cpp: ADD SUB MUL DIV POW MAXIMUM MINIMUM, RELU_BWD
+// binary.cpp: ADD SUB MUL DIV POW MAXIMUM MINIMUM, RELU_BWD, GELU_BWD, GELU_TANH_BWD
 void run_binary(const sdk::OpCall& c);
 // compare.cpp: EQ NE LT LE GT GE LOGICAL_AND LOGICAL_OR, and WHERE
 void run_compare(const sdk::OpCall& c);
