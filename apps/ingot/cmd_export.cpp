@@ -1,24 +1,45 @@
 // `ingot export RUN_OR_WEIGHTS --format onnx -o FILE [--set KEY=VALUE]...`: the trained model of a
 // run as an ONNX file (io/onnx_export.h), written atomically, with the run's class names and
-// input normalisation in its metadata.
+// input normalisation in its metadata — or, for a language model (gpt), token ids in and the
+// run's tokenizer and block size in its metadata.
 #include <boost/program_options.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <filesystem>
 #include <iostream>
+#include <tuple>
+#include <utility>
 
 #include "cli.h"
 #include "ingot/base/error.h"
 #include "ingot/io/atomic_write.h"
 #include "ingot/io/onnx_export.h"
+#include "ingot/nn/gpt.h"
 #include "trained_model.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace ingot::cli {
+namespace {
+
+// The run's data.<dataset>.tokenizer: a name ("byte"), or a map with its type (and, for a trained
+// tokenizer, its model file in the run folder). The text dataset's default (byte) when its section
+// gives none; empty for another dataset that records none.
+std::pair<std::string, std::string> tokenizer_of(const TrainedModel& m) {
+  const YAML::Node section = m.data.section;
+  const YAML::Node t = section.IsMap() ? section["tokenizer"] : YAML::Node();
+  if (!t) return {m.data.dataset == "text" ? "byte" : "", ""};
+  if (t.IsScalar()) return {t.Scalar(), ""};
+  if (!t.IsMap() || !t["type"]) return {};
+  return {t["type"].Scalar(), t["model"] ? t["model"].Scalar() : ""};
+}
+
+}  // namespace
 
 int cmd_export(const std::vector<std::string>& args) {
   po::options_description opts("ingot export");
@@ -50,24 +71,37 @@ int cmd_export(const std::vector<std::string>& args) {
   const TrainedModel m =
       load_trained_model(vm["run"].as<std::string>(),
                          vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  const auto* gpt = dynamic_cast<const nn::Gpt*>(m.model.get());
   io::onnx::ExportOptions o;
   o.input_shape = m.input_shape;
-  o.class_names = m.class_names;
-  // As `ingot predict` normalises (an empty mean or std is 0 or 1).
-  o.normalize_mean = m.data.normalize.mean.empty() ? std::vector<float>{0.0f} : m.data.normalize.mean;
-  o.normalize_std = m.data.normalize.std.empty() ? std::vector<float>{1.0f} : m.data.normalize.std;
+  if (gpt != nullptr) {
+    o.input = io::onnx::InputKind::TokenIds;
+    std::tie(o.tokenizer, o.tokenizer_model) = tokenizer_of(m);
+  } else {
+    o.class_names = m.class_names;
+    // As `ingot predict` normalises (an empty mean or std is 0 or 1).
+    o.normalize_mean = m.data.normalize.mean.empty() ? std::vector<float>{0.0f} : m.data.normalize.mean;
+    o.normalize_std = m.data.normalize.std.empty() ? std::vector<float>{1.0f} : m.data.normalize.std;
+  }
   fs::path run = fs::absolute(m.run).lexically_normal();
   if (run.filename().empty()) run = run.parent_path();  // "runs/x/"
   o.run_name = run.filename().string();
   o.producer_version = INGOT_VERSION;
   const io::onnx::ExportResult r = io::onnx::export_onnx(*m.model, o);
   io::atomic_write(out, r.bytes);
+  const std::string head = fmt::format("export: {} (ONNX opset {}, {} nodes, {} bytes)", out.string(), io::onnx::kOpset,
+                                       r.nodes, r.bytes.size());
+  if (gpt != nullptr) {
+    std::cout << fmt::format(
+        "{}: input_ids [N, T] int64 (T <= {}, the block size), output [N, T, {}] logits, tokenizer {}{}\n", head,
+        gpt->config().block_size, r.output_shape.back(), o.tokenizer.empty() ? "not recorded" : o.tokenizer,
+        o.tokenizer_model.empty() ? "" : " (" + o.tokenizer_model + " in the run folder)");
+    return 0;
+  }
   const int64_t classes = r.output_shape.back();
-  std::cout << fmt::format(
-      "export: {} (ONNX opset {}, {} nodes, {} bytes): input [N, {}] f32, output [N, {}] logits, "
-      "{} classes ({})\n",
-      out.string(), io::onnx::kOpset, r.nodes, r.bytes.size(), fmt::join(m.input_shape, ", "), classes, classes,
-      m.class_names.empty() ? "numbered" : fmt::format("{}", fmt::join(m.class_names, ", ")));
+  std::cout << fmt::format("{}: input [N, {}] f32, output [N, {}] logits, {} classes ({})\n", head,
+                           fmt::join(m.input_shape, ", "), classes, classes,
+                           m.class_names.empty() ? "numbered" : fmt::format("{}", fmt::join(m.class_names, ", ")));
   return 0;
 }
 

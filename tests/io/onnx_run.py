@@ -3,8 +3,9 @@
 
 usage: onnx_run.py MODEL.onnx INPUT.npy OUTPUT.npy [INFO.json]
 Checks the model with onnx.checker (full check, shape inference included), runs the CPU provider
-on INPUT (f32, fed as "input"), writes the "logits" output to OUTPUT and, when asked, the model's
-IR version, opsets, metadata and graph input / output shapes to INFO (JSON).
+on INPUT (fed as the graph's one input, "input" f32 or "input_ids" int64, in that input's element
+type), writes the "logits" output to OUTPUT and, when asked, the model's IR version, opsets,
+metadata and graph input / output shapes to INFO (JSON).
 """
 import json
 import sys
@@ -19,10 +20,10 @@ def main():
     model = onnx.load(model_path)
     onnx.checker.check_model(model, full_check=True)
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-    x = np.load(input_path)
-    if x.dtype == np.int64:  # integer inputs (embedding indices) are fed as the f32 the graph takes
-        x = x.astype(np.float32)
-    (y,) = session.run(["logits"], {"input": x})
+    (graph_input,) = session.get_inputs()
+    # Integer inputs (embedding indices) are fed as the f32 of a classifier's "input"; token ids as int64.
+    x = np.load(input_path).astype(np.int64 if graph_input.type == "tensor(int64)" else np.float32)
+    (y,) = session.run(["logits"], {graph_input.name: x})
     np.save(output_path, y.astype(np.float32))
     if len(sys.argv) > 4:
         info = {

@@ -52,17 +52,10 @@ void write_npy(const fs::path& path, const Tensor& t) {
   write_bytes(path, bytes);
 }
 
-OnnxRun run_exported(const std::string& python, const nn::Module& model, const Shape& input_shape, const Tensor& x,
-                     const io::onnx::ExportOptions& extra) {
-  const ScratchDir dir;
-  io::onnx::ExportOptions options = extra;
-  options.input_shape = input_shape;
-  const io::onnx::ExportResult r = io::onnx::export_onnx(model, options);
-  write_bytes(dir / "model.onnx", r.bytes);
+OnnxRun run_onnx(const std::string& python, const fs::path& model, const Tensor& x, const fs::path& dir) {
   write_npy(dir / "x.npy", x);
-  const std::string cmd =
-      fmt::format("'{}' '{}' '{}' '{}' '{}' '{}'", python, INGOT_ONNX_RUN, (dir / "model.onnx").string(),
-                  (dir / "x.npy").string(), (dir / "y.npy").string(), (dir / "info.json").string());
+  const std::string cmd = fmt::format("'{}' '{}' '{}' '{}' '{}' '{}'", python, INGOT_ONNX_RUN, model.string(),
+                                      (dir / "x.npy").string(), (dir / "y.npy").string(), (dir / "info.json").string());
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
   const data::NpyArray y = data::read_npy((dir / "y.npy").string());
@@ -70,6 +63,16 @@ OnnxRun run_exported(const std::string& python, const nn::Module& model, const S
   out.logits = Tensor::from_vector(data::npy_to_floats(y, "y.npy"), Shape(y.shape));
   out.info = read_bytes(dir / "info.json");
   return out;
+}
+
+OnnxRun run_exported(const std::string& python, const nn::Module& model, const Shape& input_shape, const Tensor& x,
+                     const io::onnx::ExportOptions& extra) {
+  const ScratchDir dir;
+  io::onnx::ExportOptions options = extra;
+  options.input_shape = input_shape;
+  const io::onnx::ExportResult r = io::onnx::export_onnx(model, options);
+  write_bytes(dir / "model.onnx", r.bytes);
+  return run_onnx(python, dir / "model.onnx", x, dir.path());
 }
 
 Tensor forward(nn::Module& model, const Tensor& x) {

@@ -24,6 +24,11 @@ struct OnnxRun {
   std::string info;  ///< onnx_run.py's JSON: ir_version, opsets, metadata, inputs, outputs, initializers
 };
 
+/// Runs the ONNX file `model` with onnxruntime on `x` (dim 0 the batch) with `python`, its
+/// scratch files in `dir`, and returns its output. REQUIREs each step to succeed.
+OnnxRun run_onnx(const std::string& python, const std::filesystem::path& model, const Tensor& x,
+                 const std::filesystem::path& dir);
+
 /// Exports `model` (in eval mode) for samples of `input_shape`, runs onnxruntime on `x` (whose
 /// dim 0 is the batch) with `python`, and returns its output. REQUIREs each step to succeed.
 OnnxRun run_exported(const std::string& python, const nn::Module& model, const Shape& input_shape, const Tensor& x,

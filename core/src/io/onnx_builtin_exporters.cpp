@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "ingot/base/error.h"
 #include "ingot/nn/activation.h"
@@ -23,16 +24,6 @@
 
 namespace ingot::io::onnx::detail {
 namespace {
-
-std::string where(const std::string& path) { return path.empty() ? "<model>" : path; }
-
-template <class M>
-const M& as(const nn::Module& m, const std::string& path) {
-  const M* p = dynamic_cast<const M*>(&m);
-  INGOT_CHECK_AS(p != nullptr, InputError, "ONNX export: layer '{}' is a {} but not the built-in class of that name",
-                 where(path), m.type_name());
-  return *p;
-}
 
 std::string linear(OnnxGraph& g, const nn::Module& m, const std::string& path, const std::string& x) {
   const auto& l = as<nn::Linear>(m, path);
@@ -99,14 +90,24 @@ std::string layer_norm(OnnxGraph& g, const nn::Module& m, const std::string& pat
                 where(path));
 }
 
-// GELU in its erf form (torch's default): 0.5 x (1 + erf(x / sqrt 2)); ONNX's Gelu op needs opset 20.
-std::string gelu(OnnxGraph& g, const nn::Module&, const std::string& path, const std::string& x) {
+// GELU in its erf form (torch's default): 0.5 x (1 + erf(x / sqrt 2)); or its tanh form (GPT-2's):
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). ONNX's Gelu op needs opset 20.
+std::string gelu(OnnxGraph& g, const nn::Module& m, const std::string& path, const std::string& x) {
   const std::string p = where(path);
-  const std::string sqrt2 = g.constant_f32(p + "_sqrt2", {static_cast<float>(std::sqrt(2.0))}, Shape());
   const std::string one = g.constant_f32(p + "_one", {1.0f}, Shape());
   const std::string half = g.constant_f32(p + "_half", {0.5f}, Shape());
-  const std::string e = g.node("Erf", {g.node("Div", {x, sqrt2}, {}, p + "_scaled")}, {}, p + "_erf");
-  const std::string xe = g.node("Mul", {x, g.node("Add", {e, one}, {}, p + "_erf1")}, {}, p + "_xe");
+  std::string inner;
+  if (as<nn::GELU>(m, path).is_tanh()) {
+    const std::string c = g.constant_f32(p + "_c", {0.044715f}, Shape());
+    const std::string k = g.constant_f32(p + "_k", {static_cast<float>(std::sqrt(2.0 / std::numbers::pi))}, Shape());
+    const std::string x3 = g.node("Mul", {g.node("Mul", {x, x}, {}, p + "_x2"), x}, {}, p + "_x3");
+    const std::string u = g.node("Add", {x, g.node("Mul", {x3, c}, {}, p + "_cx3")}, {}, p + "_u");
+    inner = g.node("Tanh", {g.node("Mul", {u, k}, {}, p + "_ku")}, {}, p + "_tanh");
+  } else {
+    const std::string sqrt2 = g.constant_f32(p + "_sqrt2", {static_cast<float>(std::sqrt(2.0))}, Shape());
+    inner = g.node("Erf", {g.node("Div", {x, sqrt2}, {}, p + "_scaled")}, {}, p + "_erf");
+  }
+  const std::string xe = g.node("Mul", {x, g.node("Add", {inner, one}, {}, p + "_plus1")}, {}, p + "_xe");
   return g.node("Mul", {xe, half}, {}, p);
 }
 
@@ -175,7 +176,10 @@ std::string flatten(OnnxGraph& g, const nn::Module& m, const std::string& path, 
 std::string embedding(OnnxGraph& g, const nn::Module& m, const std::string& path, const std::string& x) {
   const auto& e = as<nn::Embedding>(m, path);
   const std::string w = g.initializer(child_path(path, "weight"), e.weight());
-  const std::string idx = g.node("Cast", {x}, {attr("to", int64_t{7})}, where(path) + "_indices");  // INT64
+  // Indices fed as floats (a classifier's "input") are cast; token ids are int64 already.
+  const std::string idx = g.dtype(x) == DType::I64
+                              ? x
+                              : g.node("Cast", {x}, {attr("to", int64_t{7})}, where(path) + "_indices");  // INT64
   return g.node("Gather", {w, idx}, {attr("axis", int64_t{0})}, where(path));
 }
 

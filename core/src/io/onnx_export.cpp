@@ -10,6 +10,7 @@
 #include "ingot/base/error.h"
 #include "ingot/config/type_registry.h"
 #include "onnx_builtin_exporters.h"
+#include "onnx_transformer_exporters.h"
 
 namespace ingot::io::onnx {
 
@@ -36,6 +37,7 @@ ExporterRegistry& exporter_registry() {
   static ExporterRegistry* registry = [] {
     auto* r = new ExporterRegistry;
     detail::add_builtin_exporters(*r);
+    detail::add_transformer_exporters(*r);
     return r;
   }();
   return *registry;
@@ -59,27 +61,43 @@ ExportResult export_onnx(const nn::Module& model, const ExportOptions& options) 
                  "ONNX export: the model is in training mode; call eval() first (BatchNorm running statistics, "
                  "Dropout off)");
   INGOT_CHECK_AS(!options.input_shape.empty(), InputError, "ONNX export: no input shape (model.input_shape)");
+  const bool tokens = options.input == InputKind::TokenIds;
+  INGOT_CHECK_AS(!tokens || options.input_shape.size() == 1, InputError,
+                 "ONNX export: token ids are [N, T]: the input shape must be [block_size], not {}",
+                 options.input_shape.str());
   OnnxGraph g;
-  const std::string input = g.fresh("input"), output = g.fresh("logits");
+  const std::string input = g.fresh(tokens ? "input_ids" : "input"), output = g.fresh("logits");
   Shape in{1};
   for (int64_t d : options.input_shape) in.push_back(d);
   g.set_shape(input, in);
+  if (tokens) {  // shapes are recorded for the longest T; exporters keep T dynamic
+    g.set_dtype(input, DType::I64);
+    g.set_dim_names(input, {"N", "T"});
+  }
   const std::string last = g.module(model, "", input);
   const Shape out_shape = g.shape(last);
   g.node("Identity", {last}, {}, "", {output});
   g.set_shape(output, out_shape);
+  g.set_dim_names(output, g.dim_names(last));
 
   std::vector<std::pair<std::string, std::string>> metadata;
-  std::vector<std::string> names = options.class_names;
-  if (names.empty())  // classes by number, as `ingot predict` names them
-    for (int64_t c = 0; c < out_shape.back(); ++c) names.push_back(std::to_string(c));
-  metadata.emplace_back("class_names", nlohmann::json(names).dump());
-  if (!options.normalize_mean.empty()) {
-    // (fmt writes a float's shortest form: 0.286, not the double 0.2860000133514404)
-    metadata.emplace_back("normalize_mean", fmt::format("[{}]", fmt::join(options.normalize_mean, ", ")));
-    metadata.emplace_back("normalize_std", fmt::format("[{}]", fmt::join(options.normalize_std, ", ")));
+  if (tokens) {
+    if (!options.tokenizer.empty()) metadata.emplace_back("tokenizer", options.tokenizer);
+    if (!options.tokenizer_model.empty()) metadata.emplace_back("tokenizer_model", options.tokenizer_model);
+    metadata.emplace_back("block_size", std::to_string(options.input_shape[0]));
+    metadata.emplace_back("vocab_size", std::to_string(out_shape.back()));
+  } else {
+    std::vector<std::string> names = options.class_names;
+    if (names.empty())  // classes by number, as `ingot predict` names them
+      for (int64_t c = 0; c < out_shape.back(); ++c) names.push_back(std::to_string(c));
+    metadata.emplace_back("class_names", nlohmann::json(names).dump());
+    if (!options.normalize_mean.empty()) {
+      // (fmt writes a float's shortest form: 0.286, not the double 0.2860000133514404)
+      metadata.emplace_back("normalize_mean", fmt::format("[{}]", fmt::join(options.normalize_mean, ", ")));
+      metadata.emplace_back("normalize_std", fmt::format("[{}]", fmt::join(options.normalize_std, ", ")));
+    }
+    metadata.emplace_back("input_shape", nlohmann::json(options.input_shape.vec()).dump());
   }
-  metadata.emplace_back("input_shape", nlohmann::json(options.input_shape.vec()).dump());
   if (!options.run_name.empty()) metadata.emplace_back("run", options.run_name);
 
   ExportResult r;

@@ -98,19 +98,20 @@ std::string attribute_proto(const Attribute& a) {
   return w.bytes();
 }
 
-// A ValueInfoProto of an f32 tensor whose dim 0 is the symbolic batch "N".
-std::string value_info(const std::string& name, const Shape& shape) {
+// A ValueInfoProto of a tensor whose dims named in `params` are symbolic, the others fixed.
+std::string value_info(const std::string& name, DType dtype, const Shape& shape,
+                       const std::vector<std::string>& params) {
   ProtoWriter dims;
   for (int i = 0; i < shape.size(); ++i) {
     ProtoWriter d;
-    if (i == 0)
-      d.put_bytes(kDimParam, "N");
+    if (i < static_cast<int>(params.size()) && !params[i].empty())
+      d.put_bytes(kDimParam, params[i]);
     else
       d.put_int64(kDimValue, shape[i]);
     dims.put_message(kShapeDim, d);
   }
   ProtoWriter tensor;
-  tensor.put_int64(kTensorElemType, kFloat);
+  tensor.put_int64(kTensorElemType, onnx_type(dtype));
   tensor.put_message(kTensorShape, dims);
   ProtoWriter type;
   type.put_message(kTypeTensor, tensor);
@@ -195,6 +196,7 @@ std::string OnnxGraph::add_initializer(const std::string& name, const Tensor& t)
   w.put_bytes(kTensorRawData, raw_bytes(c));
   initializers_.push_back(w.bytes());
   shapes_[name] = c.shape();
+  dtypes_[name] = c.dtype();
   return name;
 }
 
@@ -204,6 +206,19 @@ std::string OnnxGraph::constant_i64(const std::string& hint, const std::vector<i
 
 std::string OnnxGraph::constant_f32(const std::string& hint, const std::vector<float>& values, const Shape& shape) {
   return add_initializer(fresh(hint), Tensor::from_vector(values, shape));
+}
+
+std::string OnnxGraph::constant(const std::string& hint, const Tensor& t) { return add_initializer(fresh(hint), t); }
+
+DType OnnxGraph::dtype(const std::string& value) const {
+  auto it = dtypes_.find(value);
+  return it == dtypes_.end() ? DType::F32 : it->second;
+}
+
+const std::vector<std::string>& OnnxGraph::dim_names(const std::string& value) const {
+  static const std::vector<std::string> batch{"N"};
+  auto it = dim_names_.find(value);
+  return it == dim_names_.end() ? batch : it->second;
 }
 
 const Shape& OnnxGraph::shape(const std::string& value) const {
@@ -217,8 +232,8 @@ std::string OnnxGraph::graph_proto(const std::string& name, const std::string& i
   for (const std::string& n : nodes_) g.put_bytes(kGraphNode, n);
   g.put_bytes(kGraphName, name);
   for (const std::string& t : initializers_) g.put_bytes(kGraphInitializer, t);
-  g.put_bytes(kGraphInput, value_info(input, shape(input)));
-  g.put_bytes(kGraphOutput, value_info(output, shape(output)));
+  g.put_bytes(kGraphInput, value_info(input, dtype(input), shape(input), dim_names(input)));
+  g.put_bytes(kGraphOutput, value_info(output, dtype(output), shape(output), dim_names(output)));
   return g.bytes();
 }
 

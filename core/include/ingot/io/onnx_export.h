@@ -48,12 +48,22 @@ inline std::string child_path(const std::string& path, const std::string& name) 
   return path.empty() ? name : path + "." + name;
 }
 
+/// What the graph takes: a classifier's features, or a language model's token ids.
+enum class InputKind {
+  Features,  ///< "input" f32 [N, *input_shape]; output "logits" [N, classes]
+  TokenIds,  ///< "input_ids" int64 [N, T], T any length up to input_shape[0] (the block size);
+             ///< output "logits" [N, T, vocab]
+};
+
 /// What goes into the file beside the graph.
 struct ExportOptions {
-  Shape input_shape;                     ///< one sample, without the batch dim
+  Shape input_shape;  ///< one sample, without the batch dim; for token ids [block_size]
+  InputKind input = InputKind::Features;
   std::vector<std::string> class_names;  ///< metadata "class_names" (a JSON list); empty: "0", "1", ...
   std::vector<float> normalize_mean;     ///< metadata "normalize_mean" / "normalize_std" (JSON lists)
   std::vector<float> normalize_std;
+  std::string tokenizer;         ///< metadata "tokenizer" of token ids ("byte", "sentencepiece"); empty: none
+  std::string tokenizer_model;   ///< metadata "tokenizer_model": a trained tokenizer's file in the run folder
   std::string run_name;          ///< metadata "run"
   std::string producer_version;  ///< ModelProto.producer_version
 };
@@ -61,14 +71,17 @@ struct ExportOptions {
 /// Result of export_onnx: the serialized model and what it holds.
 struct ExportResult {
   std::string bytes;
-  Shape output_shape;  ///< for batch 1: [1, classes]
+  Shape output_shape;  ///< for batch 1 (and the longest T): [1, classes] or [1, block_size, vocab]
   size_t nodes = 0;
   size_t initializers = 0;
 };
 
 /// Serializes `model` (run it in eval mode: BatchNorm with running statistics, Dropout off) as an
-/// ONNX ModelProto with input "input" [N, *input_shape] f32 and output "logits". Throws InputError
-/// naming the first layer without an exporter, ShapeError when input_shape does not fit.
+/// ONNX ModelProto with output "logits" and the input options.input names. Metadata: features
+/// carry class_names, normalize_mean/std and input_shape; token ids carry tokenizer (and
+/// tokenizer_model), block_size and vocab_size; both carry run. Throws InputError naming the
+/// first layer without an exporter (or one an exporter refuses), ShapeError when input_shape does
+/// not fit.
 ExportResult export_onnx(const nn::Module& model, const ExportOptions& options);
 
 }  // namespace ingot::io::onnx

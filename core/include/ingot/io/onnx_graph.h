@@ -37,7 +37,8 @@ Attribute attr_floats(const std::string& name, std::vector<float> v);
 
 /// The graph being exported. Values are named strings; the shape of each module's output is kept
 /// (computed for batch 1: exporters read spatial sizes from it), while the graph's input and
-/// output declare dim 0 as the symbolic batch "N".
+/// output declare dim 0 as the symbolic batch "N" — and any other dim given a name with
+/// set_dim_names (a sequence length "T"), whose recorded size is then the largest it takes.
 class OnnxGraph {
  public:
   /// Exports module `m` (at dotted `path`, "" for the model) applied to value `input` with the
@@ -56,6 +57,8 @@ class OnnxGraph {
   /// An i64 [n] / f32 `shape` constant initializer named after `hint` (made unique).
   std::string constant_i64(const std::string& hint, const std::vector<int64_t>& values);
   std::string constant_f32(const std::string& hint, const std::vector<float>& values, const Shape& shape);
+  /// `t` (any exported dtype and shape, a 0-d scalar included) as a constant named after `hint`.
+  std::string constant(const std::string& hint, const Tensor& t);
   /// A value name not used yet: `hint` itself, else `hint`_1, `hint`_2, ...
   std::string fresh(const std::string& hint);
 
@@ -63,8 +66,16 @@ class OnnxGraph {
   const Shape& shape(const std::string& value) const;
   void set_shape(const std::string& value, const Shape& shape) { shapes_[value] = shape; }
   bool has_shape(const std::string& value) const { return shapes_.count(value) != 0; }
+  /// Element type of `value` as far as exporters need it (the graph input's; default f32).
+  DType dtype(const std::string& value) const;
+  void set_dtype(const std::string& value, DType dtype) { dtypes_[value] = dtype; }
+  /// The symbolic names of `value`'s dims, "" for a fixed one; default {"N"} (the batch). What
+  /// the graph's input and output declare: an exporter whose output keeps a dynamic dim names it.
+  const std::vector<std::string>& dim_names(const std::string& value) const;
+  void set_dim_names(const std::string& value, std::vector<std::string> names) { dim_names_[value] = std::move(names); }
 
-  /// The serialized GraphProto with f32 input `input` and output `output` (dim 0 symbolic "N").
+  /// The serialized GraphProto with input `input` and output `output`, each with its dtype,
+  /// shape and symbolic dims.
   std::string graph_proto(const std::string& name, const std::string& input, const std::string& output) const;
   /// Nodes and initializers added so far.
   size_t node_count() const { return nodes_.size(); }
@@ -77,6 +88,8 @@ class OnnxGraph {
   std::vector<std::string> nodes_;         ///< serialized NodeProtos
   std::vector<std::string> initializers_;  ///< serialized TensorProtos
   std::map<std::string, Shape> shapes_;
+  std::map<std::string, DType> dtypes_;
+  std::map<std::string, std::vector<std::string>> dim_names_;
   std::map<std::string, int> used_;  ///< value and initializer names -> how often a hint was used
   int node_counter_ = 0;
 };
