@@ -1,7 +1,8 @@
 // `ingot export RUN_OR_WEIGHTS --format onnx -o FILE [--set KEY=VALUE]...`: the trained model of a
 // run as an ONNX file (io/onnx_export.h), written atomically, with the run's class names and
 // input normalisation in its metadata — or, for a language model (gpt), token ids in and the
-// run's tokenizer and block size in its metadata.
+// run's tokenizer and block size in its metadata; `--format hf -o DIR`: a gpt run as a folder
+// Hugging Face's GPT2LMHeadModel.from_pretrained loads (io/hf_gpt2.h).
 #include <boost/program_options.hpp>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "cli.h"
 #include "ingot/base/error.h"
 #include "ingot/io/atomic_write.h"
+#include "ingot/io/hf_gpt2.h"
 #include "ingot/io/onnx_export.h"
 #include "ingot/nn/gpt.h"
 #include "trained_model.h"
@@ -43,8 +45,9 @@ std::pair<std::string, std::string> tokenizer_of(const TrainedModel& m) {
 
 int cmd_export(const std::vector<std::string>& args) {
   po::options_description opts("ingot export");
-  opts.add_options()("format", po::value<std::string>()->default_value("onnx"), "file format: onnx")(
-      "output,o", po::value<std::string>(), "the file to write")(
+  opts.add_options()("format", po::value<std::string>()->default_value("onnx"),
+                     "onnx, or hf (a gpt run: a folder GPT2LMHeadModel.from_pretrained loads)")(
+      "output,o", po::value<std::string>(), "the file (onnx) or folder (hf) to write")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a key of the run's config (backend=cpu)")(
       "help,h", "show this help");
   po::options_description hidden;
@@ -57,14 +60,15 @@ int cmd_export(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   constexpr const char* kUsage =
-      "usage: ingot export RUN_FOLDER|WEIGHTS.safetensors --format onnx -o FILE.onnx "
+      "usage: ingot export RUN_FOLDER|WEIGHTS.safetensors [--format onnx] -o FILE.onnx | --format hf -o DIR "
       "[--set KEY=VALUE]...";
   if (vm.count("help")) {
     std::cout << kUsage << "\n\n" << opts;
     return 0;
   }
   const std::string format = vm["format"].as<std::string>();
-  INGOT_CHECK_AS(format == "onnx", ConfigError, "--format {}: unknown export format; formats: onnx", format);
+  INGOT_CHECK_AS(format == "onnx" || format == "hf", ConfigError, "--format {}: unknown export format; formats: onnx, hf",
+                 format);
   if (!vm.count("run") || !vm.count("output")) throw ConfigError(kUsage);
   const fs::path out = vm["output"].as<std::string>();
 
@@ -72,6 +76,17 @@ int cmd_export(const std::vector<std::string>& args) {
       load_trained_model(vm["run"].as<std::string>(),
                          vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   const auto* gpt = dynamic_cast<const nn::Gpt*>(m.model.get());
+  if (format == "hf") {
+    INGOT_CHECK_AS(gpt != nullptr, InputError,
+                   "{}: --format hf writes a GPT-2 (model.preset: gpt); this run's model is {}: use --format onnx",
+                   m.run.string(), m.model->type_name());
+    io::save_gpt2(*gpt, out);
+    std::cout << fmt::format(
+        "export: {}/ (model.safetensors, config.json): GPT2LMHeadModel.from_pretrained(\"{}\") loads it; tokenizer "
+        "{}\n",
+        out.string(), out.string(), tokenizer_of(m).first.empty() ? "not recorded" : tokenizer_of(m).first);
+    return 0;
+  }
   io::onnx::ExportOptions o;
   o.input_shape = m.input_shape;
   if (gpt != nullptr) {
