@@ -66,7 +66,7 @@ int cmd_generate(const std::vector<std::string>& args) {
                  "run's model is {} on {}",
                  m.run.string(), m.model->type_name(), m.data.dataset);
   const std::unique_ptr<data::Tokenizer> tokenizer =
-      data::make_tokenizer(data::text_options(m.data.section, m.cfg.file()));
+      data::make_tokenizer(data::text_options(m.data.section, m.cfg.file()), m.run);
   const std::vector<int32_t> ids = tokenizer->encode(prompt);
 
   // Bytes of a character can arrive over several tokens: print what decodes to whole characters.

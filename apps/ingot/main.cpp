@@ -40,6 +40,8 @@ constexpr const char* kUsage =
     "                        ([-o FILE.csv] [--top-k K] [--batch N] [--set KEY=VALUE])\n"
     "  generate RUN --prompt TEXT  continue the text with a run's language model (KV cache)\n"
     "                        ([--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S])\n"
+    "  tokenize CORPUS -o DIR  a text corpus to llm.c token shards for the tokens dataset\n"
+    "                        ([--tokenizer byte | --sentencepiece-vocab N] [--shard-tokens N] [--test-fraction F])\n"
     "  export RUN --format onnx -o FILE  write a run's trained model as an ONNX file\n"
     "                        ([--set KEY=VALUE]; docs/export.md)\n"
     "  report RUN [RUN...]   a self-contained HTML page of a run's curves and tables, or of several\n"
@@ -100,7 +102,7 @@ int run_main(int argc, char** argv) {
   if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
   // `ingot COMMAND --help` is the command's own help (the commands with options have one); `ingot
   // --help` the global one.
-  static const std::set<std::string> own_help{"run", "predict", "generate", "export", "report"};
+  static const std::set<std::string> own_help{"run", "predict", "generate", "tokenize", "export", "report"};
   if (vm.count("help")) {
     if (vm.count("command") && own_help.contains(vm["command"].as<std::string>())) {
       const std::string& command = vm["command"].as<std::string>();
@@ -108,6 +110,7 @@ int run_main(int argc, char** argv) {
       if (command == "predict") return ingot::cli::cmd_predict({"--help"});
       if (command == "export") return ingot::cli::cmd_export({"--help"});
       if (command == "generate") return ingot::cli::cmd_generate({"--help"});
+      if (command == "tokenize") return ingot::cli::cmd_tokenize({"--help"});
       return ingot::cli::cmd_report({"--help"});
     }
     std::cout << kUsage;
@@ -126,6 +129,7 @@ int run_main(int argc, char** argv) {
   if (command == "report") return ingot::cli::cmd_report(rest);
   if (command == "export") return ingot::cli::cmd_export(rest);
   if (command == "generate") return ingot::cli::cmd_generate(rest);
+  if (command == "tokenize") return ingot::cli::cmd_tokenize(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

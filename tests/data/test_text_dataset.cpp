@@ -1,15 +1,19 @@
 // The text dataset: byte tokens, windows of block_size + 1 shifted by one, the positional test
 // split, token batches through the loader (workers and prefetch give the same batches), UTF-8
-// checks, and the errors for a corpus too short, a missing path, an empty folder.
+// checks, and the errors for a corpus too short, a missing path, an empty folder; SentencePiece
+// tokenizers: training, round trips, determinism, the saved model reused, a vocabulary too large.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "data_test_util.h"
 #include "ingot/base/error.h"
+#include "ingot/base/input_file.h"
 #include "ingot/data/data_config.h"
 #include "ingot/data/data_loader.h"
 #include "ingot/data/kjv_corpus.h"
+#include "ingot/data/sentencepiece_tokenizer.h"
 #include "ingot/data/text_dataset.h"
 #include "ingot/data/tokenizer.h"
 #include "test_support.h"
@@ -153,7 +157,184 @@ TEST_CASE("data.text from YAML: the text type, its keys, and bad values", "[data
   CHECK(loaders.train->dataset().size() == (400 - 11) / 5 + 1);
   CHECK(loaders.test->dataset().size() == (100 - 11) / 10 + 1);  // test windows never overlap
   const YAML::Node bad = YAML::Load("{dataset: text, text: {tokenizer: bpe}}");
-  CHECK_THROWS_AS(data_schema().validate(bad, "c.yaml", "data"), ConfigError);
+  data_schema().validate(bad, "c.yaml", "data");  // (the tokenizer's forms are checked when it is read)
+  CHECK_THROWS_AS(make_data_loaders(parse_data_config(bad, "c.yaml"), 1), ConfigError);
+}
+
+/// A few KB of sentences drawn from a small vocabulary (a fixed generator: the same text every run).
+std::string synthetic_corpus() {
+  static const char* words[] = {"the",   "cat",  "sat",   "on",    "mat",  "dog",  "ran",    "far",
+                                "away",  "and",  "a",     "big",   "red",  "ball", "\xC3\xA9t\xC3\xA9", "light",
+                                "house", "over", "river", "stone", "tree", "sun",  "moon",   "night"};
+  uint32_t state = 12345;
+  std::string text;
+  for (int line = 0; line < 160; ++line) {
+    state = state * 1664525u + 1013904223u;
+    const int n = 3 + static_cast<int>(state >> 28);
+    for (int w = 0; w < n; ++w) {
+      state = state * 1664525u + 1013904223u;
+      text += (w ? " " : "") + std::string(words[(state >> 16) % std::size(words)]);
+    }
+    text += line % 7 == 6 ? "!\n" : ".\n";
+  }
+  return text;
+}
+
+TEST_CASE("sentencepiece: trained on a corpus, its text round-trips", "[data][text][sentencepiece]") {
+  const std::string corpus = synthetic_corpus();
+  REQUIRE(corpus.size() > 3000);
+  for (const char* type : {"bpe", "unigram"}) {
+    INFO(type);
+    const auto tok = train_sentencepiece(corpus, {64, type}, "vocab");
+    CHECK(tok->type() == "sentencepiece");
+    CHECK(tok->vocab_size() == 64);
+    const std::vector<int32_t> ids = tok->encode(corpus);
+    CHECK(ids.size() < corpus.size() / 2);  // pieces longer than bytes
+    CHECK(std::all_of(ids.begin(), ids.end(), [](int32_t id) { return id >= 3 && id < 64; }));  // no <unk>
+    CHECK(tok->decode(ids) == corpus);                                     // spaces and newlines kept
+    const std::string unseen = "  the red \xC3\xA9t\xC3\xA9\nmoon over  the house!";  // new order, double spaces
+    CHECK(tok->decode(tok->encode(unseen)) == unseen);
+    CHECK(tok->encode("").empty());
+    CHECK_THROWS_AS(tok->decode(std::vector<int32_t>{64}), InputError);
+  }
+}
+
+TEST_CASE("sentencepiece: two trainings give the same model, which loads back", "[data][text][sentencepiece]") {
+  const std::string corpus = synthetic_corpus();
+  const auto a = train_sentencepiece(corpus, {64, "bpe"}, "vocab");
+  const auto b = train_sentencepiece(corpus, {64, "bpe"}, "vocab");
+  REQUIRE(!a->serialized_model().empty());
+  CHECK(a->serialized_model() == b->serialized_model());
+  const auto u1 = train_sentencepiece(corpus, {64, "unigram"}, "vocab");
+  const auto u2 = train_sentencepiece(corpus, {64, "unigram"}, "vocab");
+  CHECK(u1->serialized_model() == u2->serialized_model());
+  CHECK(u1->serialized_model() != a->serialized_model());
+  test::TempDir dir;
+  write_text(dir.file("m.model"), a->serialized_model());
+  const auto loaded = load_sentencepiece(dir.file("m.model"));
+  CHECK(loaded->encode(corpus) == a->encode(corpus));
+  write_text(dir.file("bad.model"), "not a model");
+  CHECK_THAT(test::input_error_of([&] { load_sentencepiece(dir.file("bad.model")); }),
+             Catch::Contains("bad.model") && Catch::Contains("not a SentencePiece model"));
+  CHECK_THAT(test::input_error_of([&] { load_sentencepiece(dir.file("missing.model")); }),
+             Catch::Contains("missing.model"));
+}
+
+TEST_CASE("sentencepiece: the text dataset keeps its model and reuses the run folder's",
+          "[data][text][sentencepiece]") {
+  test::TempDir dir;
+  write_text(dir.file("c.txt"), synthetic_corpus());
+  TextOptions o;
+  o.path = dir.file("c.txt");
+  o.block_size = 16;
+  o.tokenizer.type = "sentencepiece";
+  o.tokenizer.sentencepiece = {80, "bpe"};
+  const std::filesystem::path run = dir.path() / "run";  // not there yet, as before the run opens
+  const DatasetSplits first = text_datasets(o, run);
+  REQUIRE(first.run_files.size() == 1);
+  const std::string name = first.run_files[0].name;
+  CHECK(name == sentencepiece_file_name(o.tokenizer.sentencepiece, synthetic_corpus()));
+  CHECK_THAT(name, Catch::StartsWith("tokenizer-") && Catch::EndsWith(".model"));
+  CHECK(first.train->num_classes() == 80);
+  CHECK(first.resolved["tokenizer"]["model"].Scalar() == name);
+  CHECK(first.resolved["tokenizer"]["model_type"].Scalar() == "bpe");
+  // Other options or another corpus give another file name.
+  CHECK(sentencepiece_file_name({81, "bpe"}, synthetic_corpus()) != name);
+  CHECK(sentencepiece_file_name({80, "bpe"}, synthetic_corpus() + "x") != name);
+
+  // A resume: the file in the run folder is what the dataset uses, not a new training (a model of
+  // 70 pieces put under the name shows it).
+  std::filesystem::create_directory(run);
+  write_text((run / name).string(), train_sentencepiece(synthetic_corpus(), {70, "bpe"}, "vocab")->serialized_model());
+  const DatasetSplits resumed = text_datasets(o, run);
+  CHECK(resumed.train->num_classes() == 70);
+  CHECK(resumed.run_files[0].bytes == read_file(run / name, 1 << 20, "model"));
+
+  // generate: the run's config names the file; make_tokenizer reads it from the run folder.
+  TextOptions recorded = o;
+  recorded.tokenizer.model = name;
+  CHECK(make_tokenizer(recorded, run)->vocab_size() == 70);
+  CHECK_THROWS_AS(make_tokenizer(o, run), ConfigError);  // a config that names no model
+  CHECK_THAT(test::input_error_of([&] { make_tokenizer(recorded, dir.path()); }), Catch::Contains(name));
+  CHECK(make_tokenizer(TextOptions{}, run)->type() == "byte");
+}
+
+TEST_CASE("sentencepiece: a vocabulary the corpus cannot give is one line naming the key",
+          "[data][text][sentencepiece]") {
+  test::TempDir dir;
+  write_text(dir.file("c.txt"), synthetic_corpus());
+  TextOptions o;
+  o.path = dir.file("c.txt");
+  o.tokenizer.type = "sentencepiece";
+  o.tokenizer.sentencepiece = {5000, "bpe"};
+  std::string msg;
+  try {
+    text_datasets(o);
+  } catch (const ConfigError& e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Catch::StartsWith("data.text.tokenizer.vocab_size: 5000 is more pieces than this corpus gives") &&
+                      Catch::Contains("at most") && Catch::Contains("lower data.text.tokenizer.vocab_size to"));
+  o.tokenizer.sentencepiece = {10, "unigram"};
+  msg.clear();
+  try {
+    text_datasets(o);
+  } catch (const ConfigError& e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Catch::Contains("data.text.tokenizer.vocab_size: 10 is fewer pieces than the corpus needs") &&
+                      Catch::Contains("raise"));
+}
+
+TEST_CASE("data.text.tokenizer: byte or a sentencepiece map, bad forms name the key", "[data][text][sentencepiece]") {
+  const auto options = [](const std::string& yaml) { return text_options(YAML::Load(yaml), "c.yaml"); };
+  CHECK(options("{tokenizer: byte}").tokenizer.type == "byte");
+  CHECK(options("{tokenizer: {type: byte}}").tokenizer.type == "byte");
+  const TextOptions sp =
+      options("{tokenizer: {type: sentencepiece, vocab_size: 100, model_type: unigram, character_coverage: 0.9995}}");
+  CHECK(sp.tokenizer.type == "sentencepiece");
+  CHECK(sp.tokenizer.sentencepiece.vocab_size == 100);
+  CHECK(sp.tokenizer.sentencepiece.model_type == "unigram");
+  CHECK(sp.tokenizer.sentencepiece.character_coverage == 0.9995);
+  const YAML::Node resolved = tokenizer_yaml(options("{tokenizer: {type: sentencepiece, vocab_size: 64}}").tokenizer);
+  CHECK(resolved["model_type"].Scalar() == "bpe");
+  CHECK(resolved["character_coverage"].as<double>() == 1.0);
+  CHECK(tokenizer_yaml(TokenizerOptions{}).Scalar() == "byte");
+  const auto error_of = [&](const std::string& yaml) {
+    try {
+      options(yaml);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(error_of("{tokenizer: bpe}"), Catch::Contains("data.text.tokenizer 'bpe' is not known"));
+  CHECK_THAT(error_of("{tokenizer: sentencepiece}"), Catch::Contains("needs a vocab_size"));
+  CHECK_THAT(error_of("{tokenizer: {type: sentencepiece}}"),
+             Catch::Contains("data.text.tokenizer.vocab_size is required"));
+  CHECK_THAT(error_of("{tokenizer: {type: sentencepiece, vocab_size: 64, vocab: 3}}"), Catch::Contains("vocab"));
+  CHECK_THAT(error_of("{tokenizer: {type: sentencepiece, vocab_size: 64, model_type: wordpiece}}"),
+             Catch::Contains("model_type"));
+  CHECK_THAT(error_of("{tokenizer: {type: sentencepiece, vocab_size: 64, character_coverage: 0}}"),
+             Catch::Contains("character_coverage must be above 0"));
+  CHECK_THAT(error_of("{tokenizer: {type: sentencepiece, vocab_size: 64, model: ../x.model}}"),
+             Catch::Contains("data.text.tokenizer.model must be a file name"));
+  CHECK_THAT(error_of("{tokenizer: [byte]}"), Catch::Contains("data.text.tokenizer must be"));
+}
+
+TEST_CASE("make_data_loaders: a sentencepiece section resolves to its model file", "[data][text][sentencepiece]") {
+  test::TempDir dir;
+  write_text(dir.file("c.txt"), synthetic_corpus());
+  const YAML::Node node = YAML::Load("{dataset: text, text: {path: " + dir.file("c.txt") +
+                                     ", block_size: 8, tokenizer: {type: sentencepiece, vocab_size: 64}}}");
+  data_schema().validate(node, "c.yaml", "data");
+  const DataConfig c = parse_data_config(node, "c.yaml");
+  const DataLoaders l = make_data_loaders(c, 1);
+  REQUIRE(l.run_files.size() == 1);
+  CHECK(l.section["tokenizer"]["model"].Scalar() == l.run_files[0].name);
+  CHECK(l.section["block_size"].as<int64_t>() == 8);  // the rest as written
+  CHECK(!node["text"]["tokenizer"]["model"]);         // the config's own tree untouched
+  CHECK(data_config_yaml(c)["text"]["tokenizer"]["type"].Scalar() == "sentencepiece");
 }
 
 TEST_CASE("the King James Bible of bible-kjv-text", "[data][text][kjv]") {

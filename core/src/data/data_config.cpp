@@ -11,6 +11,7 @@
 #include "ingot/data/npy_dataset.h"
 #include "ingot/data/subset_dataset.h"
 #include "ingot/data/text_dataset.h"
+#include "ingot/data/tokens_dataset.h"
 
 namespace ingot::data {
 namespace {
@@ -204,6 +205,7 @@ void add_builtins(DatasetRegistry& r) {
   register_image_folder_dataset(r);
   register_idx_dataset(r);
   register_text_dataset(r);
+  register_tokens_dataset(r);
 }
 
 }  // namespace
@@ -243,9 +245,18 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int 
   test_options.shuffle = false;
   test_options.drop_last = false;
   test_options.augment = Augment{};
+  YAML::Node section = c.section;
+  if (splits.resolved.IsMap()) {  // in a copy: the config's own tree stays as written
+    YAML::Node merged = c.section.IsMap() ? YAML::Clone(c.section) : YAML::Node(YAML::NodeType::Map);
+    for (const auto& kv : splits.resolved) merged[kv.first.Scalar()] = YAML::Clone(kv.second);
+    section.reset(merged);  // (rebinds; `=` between nodes would write into the config's tree)
+  }
   return DataLoaders{std::make_unique<DataLoader>(train, train_options),
                      std::make_unique<DataLoader>(test, test_options),
-                     validation ? std::make_unique<DataLoader>(validation, test_options) : nullptr, splits.class_names};
+                     validation ? std::make_unique<DataLoader>(validation, test_options) : nullptr,
+                     splits.class_names,
+                     splits.run_files,
+                     section};
 }
 
 }  // namespace ingot::data

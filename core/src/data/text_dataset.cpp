@@ -1,5 +1,6 @@
-// The `text` dataset: the corpus read and checked, tokenized once, split by position into train
-// and test token ranges, each cut into windows.
+// The `text` dataset: the corpus read and checked, tokenized once (a SentencePiece model trained
+// on it, or taken from the run folder), split by position into train and test token ranges, each
+// cut into windows.
 #include "ingot/data/text_dataset.h"
 
 #include <fmt/format.h>
@@ -13,11 +14,87 @@
 #include "ingot/config/schema.h"
 #include "ingot/data/data_config.h"
 #include "ingot/data/kjv_corpus.h"
+#include "ingot/runtime/logging.h"
 
 namespace ingot::data {
 namespace {
 
 constexpr uint64_t kMaxCorpusBytes = uint64_t{1} << 32;  // beyond this, tokenize to shards (`tokens`)
+constexpr int64_t kMaxVocab = int64_t{1} << 20;             // ids stay far inside int32
+// Bumped when training settings change (sentencepiece_tokenizer.cpp): an older run's file is
+// then not taken for a new training.
+constexpr const char* kSentencePieceRecipe = "sentencepiece-1";
+constexpr const char* kTokenizerForms =
+    "byte, or {type: sentencepiece, vocab_size: N, model_type: bpe|unigram, character_coverage: 1.0}";
+
+/// The keys of the map form of data.text.tokenizer.
+config::Schema tokenizer_schema() {
+  config::Schema s;
+  s.string("type", true, {"byte", "sentencepiece"})
+      .integer("vocab_size", 1, static_cast<double>(kMaxVocab))
+      .string("model_type", false, {"bpe", "unigram"})
+      .number("character_coverage", 0.0, 1.0)
+      .string("model");
+  return s;
+}
+
+TokenizerOptions tokenizer_options(const YAML::Node& node, const std::string& file) {
+  TokenizerOptions t;
+  const std::string at = config::where(file, node);
+  if (node.IsScalar()) {
+    if (node.Scalar() == "byte") return t;
+    if (node.Scalar() == "sentencepiece")
+      throw ConfigError(fmt::format("{}: data.text.tokenizer: sentencepiece needs a vocab_size: write tokenizer: "
+                                    "{{type: sentencepiece, vocab_size: 8000}}",
+                                    at));
+    throw ConfigError(fmt::format("{}: data.text.tokenizer {} is not known; valid: {}", at,
+                                  config::quote_value(node.Scalar()), kTokenizerForms));
+  }
+  if (!node.IsMap())
+    throw ConfigError(fmt::format("{}: data.text.tokenizer must be {}", at, kTokenizerForms));
+  tokenizer_schema().validate(node, file, "data.text.tokenizer");
+  t.type = node["type"].Scalar();
+  if (t.type == "byte") {
+    INGOT_CHECK_AS(node.size() == 1, ConfigError, "{}: data.text.tokenizer: type byte takes no other key", at);
+    return t;
+  }
+  INGOT_CHECK_AS(node["vocab_size"], ConfigError,
+                 "{}: data.text.tokenizer.vocab_size is required with type sentencepiece: the pieces to train "
+                 "(e.g. 8000; a few KB of text give a few hundred at most)",
+                 at);
+  SentencePieceOptions& sp = t.sentencepiece;
+  sp.vocab_size = node["vocab_size"].as<int64_t>();
+  if (node["model_type"]) sp.model_type = node["model_type"].Scalar();
+  if (node["character_coverage"]) sp.character_coverage = node["character_coverage"].as<double>();
+  INGOT_CHECK_AS(sp.character_coverage > 0.0, ConfigError,
+                 "{}: data.text.tokenizer.character_coverage must be above 0 (and at most 1), got {}: 1.0 gives every "
+                 "character of the corpus a piece, 0.9995 leaves the rarest to <unk>",
+                 config::where(file, node["character_coverage"]), sp.character_coverage);
+  if (node["model"]) {
+    t.model = node["model"].Scalar();
+    const std::filesystem::path name(t.model);
+    INGOT_CHECK_AS(!t.model.empty() && name == name.filename() && t.model != "." && t.model != "..", ConfigError,
+                   "{}: data.text.tokenizer.model must be a file name in the run folder (the run writes it), got {}",
+                   config::where(file, node["model"]), config::quote_value(t.model));
+  }
+  return t;
+}
+
+/// 64-bit FNV-1a: the corpus's fingerprint in a tokenizer's file name (not a security measure).
+uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
+  for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+/// The corpus's SentencePiece model: the run folder's (a resume: the same file the run began
+/// with), else trained.
+std::unique_ptr<Tokenizer> corpus_sentencepiece(const SentencePieceOptions& o, const std::string& corpus,
+                                                const std::filesystem::path& saved) {
+  std::error_code ec;
+  if (!saved.parent_path().empty() && std::filesystem::is_regular_file(saved, ec)) return load_sentencepiece(saved);
+  log_info("text: training a {} tokenizer of {} pieces on {} bytes", o.model_type, o.vocab_size, corpus.size());
+  return train_sentencepiece(corpus, o, "data.text.tokenizer.vocab_size");
+}
 
 /// The text of one file, refused when it is not UTF-8: where, as line and byte.
 std::string read_text_file(const std::filesystem::path& path) {
@@ -87,7 +164,7 @@ TextOptions text_options(const YAML::Node& section, const std::string& file) {
   TextOptions o;
   if (!section || !section.IsMap()) return o;
   if (section["path"]) o.path = section["path"].Scalar();
-  if (section["tokenizer"]) o.tokenizer = section["tokenizer"].Scalar();
+  if (section["tokenizer"]) o.tokenizer = tokenizer_options(section["tokenizer"], file);
   if (section["block_size"]) o.block_size = section["block_size"].as<int64_t>();
   if (section["stride"]) o.stride = section["stride"].as<int64_t>();
   if (section["test_fraction"]) o.test_fraction = section["test_fraction"].as<double>();
@@ -97,15 +174,48 @@ TextOptions text_options(const YAML::Node& section, const std::string& file) {
   return o;
 }
 
-std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& o) {
-  INGOT_CHECK_AS(o.tokenizer == "byte", ConfigError, "data.text.tokenizer '{}' is not known; valid: byte",
-                 o.tokenizer);
-  return byte_tokenizer();
+YAML::Node tokenizer_yaml(const TokenizerOptions& t) {
+  if (t.type == "byte") return YAML::Node("byte");
+  YAML::Node n(YAML::NodeType::Map);
+  n["type"] = t.type;
+  n["vocab_size"] = t.sentencepiece.vocab_size;
+  n["model_type"] = t.sentencepiece.model_type;
+  n["character_coverage"] = t.sentencepiece.character_coverage;
+  if (!t.model.empty()) n["model"] = t.model;
+  return n;
 }
 
-DatasetSplits text_datasets(const TextOptions& o) {
-  const std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(o);
-  auto ids = std::make_shared<const std::vector<int32_t>>(tokenizer->encode(read_corpus(o.path)));
+std::string sentencepiece_file_name(const SentencePieceOptions& o, std::string_view corpus) {
+  const std::string recipe = fmt::format("{} {} {} {}", kSentencePieceRecipe, o.model_type, o.vocab_size,
+                                         o.character_coverage);
+  const uint64_t options_hash = fnv1a(std::string_view(recipe.c_str(), recipe.size() + 1));  // (with its NUL)
+  return fmt::format("tokenizer-{:016x}.model", fnv1a(corpus, options_hash));
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& o, const std::filesystem::path& run_dir) {
+  if (o.tokenizer.type == "byte") return byte_tokenizer();
+  INGOT_CHECK_AS(!o.tokenizer.model.empty(), ConfigError,
+                 "data.text.tokenizer: this config names no trained model (data.text.tokenizer.model): a "
+                 "sentencepiece tokenizer is trained by ingot run, which records its file in the run's "
+                 "config.resolved.yaml; give the run folder");
+  return load_sentencepiece(run_dir / o.tokenizer.model);
+}
+
+DatasetSplits text_datasets(const TextOptions& o, const std::filesystem::path& tokenizer_dir) {
+  const std::string corpus = read_corpus(o.path);
+  std::unique_ptr<Tokenizer> tokenizer;
+  DatasetSplits splits;
+  if (o.tokenizer.type == "sentencepiece") {
+    TokenizerOptions resolved = o.tokenizer;
+    resolved.model = sentencepiece_file_name(o.tokenizer.sentencepiece, corpus);
+    tokenizer = corpus_sentencepiece(o.tokenizer.sentencepiece, corpus,
+                                     tokenizer_dir.empty() ? std::filesystem::path() : tokenizer_dir / resolved.model);
+    splits.run_files.push_back({resolved.model, tokenizer->serialized_model()});
+    splits.resolved["tokenizer"] = tokenizer_yaml(resolved);
+  } else {
+    tokenizer = byte_tokenizer();
+  }
+  auto ids = std::make_shared<const std::vector<int32_t>>(tokenizer->encode(corpus));
   const auto n = static_cast<int64_t>(ids->size());
   const int64_t stride = o.stride > 0 ? o.stride : o.block_size;
   const int64_t split = n - std::llround(o.test_fraction * static_cast<double>(n));
@@ -116,20 +226,21 @@ DatasetSplits text_datasets(const TextOptions& o) {
                    "corpus, or lower data.text.block_size or test_fraction",
                    o.path, what, tokens, window);
   const int64_t vocab = tokenizer->vocab_size();
-  return DatasetSplits{std::make_shared<TokenWindows>(ids, 0, split, o.block_size, stride, vocab),
-                       std::make_shared<TokenWindows>(ids, split, n, o.block_size, o.block_size, vocab), {}};
+  splits.train = std::make_shared<TokenWindows>(ids, 0, split, o.block_size, stride, vocab);
+  splits.test = std::make_shared<TokenWindows>(ids, split, n, o.block_size, o.block_size, vocab);
+  return splits;
 }
 
 void register_text_dataset(DatasetRegistry& registry) {
   config::Schema keys;
   keys.string("path")
-      .string("tokenizer", false, {"byte"})
+      .any("tokenizer")  // byte, or a map: tokenizer_options checks it
       .integer("block_size", 1, 1 << 20)
       .integer("stride", 1, 1 << 20)
       .number("test_fraction", 0.0, 1.0);
   registry.add({"text", std::move(keys),
-                [](const YAML::Node& section, const std::string& file, const DataConfig&, uint64_t) {
-                  return text_datasets(text_options(section, file));
+                [](const YAML::Node& section, const std::string& file, const DataConfig& c, uint64_t) {
+                  return text_datasets(text_options(section, file), c.tokenizer_dir);
                 },
                 "a UTF-8 file or folder, or the King James Bible (path: kjv), as windows of block_size + 1 "
                 "tokens for next-token prediction (data.text: path, tokenizer, block_size, stride, test_fraction)"});

@@ -58,7 +58,8 @@ const char* classes_key(const YAML::Node& model) {
 
 std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device device, std::ostream& out,
                                               const parallel::ParallelConfig& parallel,
-                                              const parallel::ProcessGroup* group) {
+                                              const parallel::ProcessGroup* group,
+                                              const std::filesystem::path& run_folder) {
   const std::string& file = cfg.file();
   if (!cfg.has("model")) throw ConfigError(fmt::format("{}: the pipeline needs a model: section", file));
   auto s = std::make_unique<PipelineState>(cfg, out, static_cast<uint64_t>(cfg.seed().value_or(0)));
@@ -68,12 +69,16 @@ std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device 
   if (group != nullptr) check_stages_for_distributed(s->stages, file);
   s->data = data::parse_data_config(cfg.node("data"), file);
   s->data.input_shape = nn::model_input_shape(cfg.node("model"), file);
+  s->data.tokenizer_dir = run_folder;
   s->train = parse_train_config(cfg.node("train"), file);
   s->report = parse_report_config(cfg.node("report"), file);
   // Data parallel: each rank trains on its shard; data.batch_size is each rank's.
   const bool ddp = group != nullptr && parallel.mode == "ddp";
   s->loaders = ddp ? data::make_data_loaders(s->data, s->seed, group->rank(), group->world_size())
                    : data::make_data_loaders(s->data, s->seed);
+  // With what the dataset made (its tokenizer's file), for the run's config; reset rebinds (`=`
+  // between nodes would write into the config's tree).
+  s->data.section.reset(s->loaders.section);
   // A conv preset without `classes` gets the data's (what the run records in config.resolved.yaml).
   const YAML::Node model_node = cfg.node("model");
   if (model_node["preset"] && model_node["preset"].Scalar() != "mlp" && !model_node[classes_key(model_node)])
@@ -260,6 +265,9 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   } else {
     s.run->write_config(resolved);
   }
+  // What the datasets made before the folder existed (a trained tokenizer), which the config names.
+  for (const data::RunFile& f : s.loaders.run_files)
+    if (!std::filesystem::exists(s.run->path() / f.name)) io::atomic_write(s.run->path() / f.name, f.bytes);
   if (s.group != nullptr) s.group->comm().barrier();  // the folder is ready for the other ranks
   s.metrics = std::make_unique<MetricsLog>(s.run->metrics_path(), /*append=*/options.resume);
   s.position.rng = s.dropout_gen.state();
@@ -383,7 +391,8 @@ int run_joined(const config::Config& cfg, const config::BackendSelection& backen
                parallel::ProcessGroup* group, std::chrono::steady_clock::time_point t_start, ConsoleTee& tee) {
   // Before anything is built: the "setup" stage's peak and, for the report, every tensor.
   auto watch = std::make_unique<MemoryWatch>(device, options.memory_report);
-  const std::unique_ptr<PipelineState> state = build_pipeline(cfg, device, out, parallel, group);
+  const std::unique_ptr<PipelineState> state =
+      build_pipeline(cfg, device, out, parallel, group, options.runs_dir / cfg.name());
   PipelineState& s = *state;
   s.memory_watch = std::move(watch);
   reset_op_counts();

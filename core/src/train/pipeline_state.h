@@ -124,10 +124,13 @@ struct PipelineState {
 
 /// Everything that can be refused, checked before the run folder is touched: data, model (on
 /// `device`, init_from loaded), optimizer, schedule, stages, callbacks, the memory estimate.
-/// (pipeline.cpp; `group` null for one process.)
+/// `run_folder`: where the run folder will be (runs/<name>; it may not exist yet), in which a
+/// dataset finds what it made before (a trained tokenizer). (pipeline.cpp; `group` null for one
+/// process.)
 std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device device, std::ostream& out,
                                               const parallel::ParallelConfig& parallel,
-                                              const parallel::ProcessGroup* group);
+                                              const parallel::ProcessGroup* group,
+                                              const std::filesystem::path& run_folder = {});
 
 /// The whole state behind a stage's context: for the built-in stages (train, evaluate, save) and
 /// the pipeline's own helpers, never for an extension.

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "ingot/data/augment.h"
 #include "ingot/data/data_loader.h"
 #include "ingot/data/dataset.h"
+#include "ingot/data/dataset_registry.h"
 #include "ingot/data/synthetic.h"
 
 namespace ingot::data {
@@ -38,6 +40,10 @@ struct DataConfig {
   /// The model's `input_shape` (one sample, no batch dim), when the config gives one: datasets
   /// that resize their samples (image_folder) default to it. Not a `data:` key.
   std::optional<Shape> input_shape;
+  /// The run folder (runs/<name>), where a dataset looks for the tokenizer it trained before (a
+  /// resume). It need not exist: the loaders are built before the run folder is opened, and what
+  /// a dataset makes comes back in DataLoaders::run_files. Empty: look nowhere. Not a `data:` key.
+  std::filesystem::path tokenizer_dir;
 };
 
 /// Keys of `data:`:
@@ -70,6 +76,11 @@ struct DataLoaders {
   /// null when there is none.
   std::unique_ptr<DataLoader> validation;
   std::vector<std::string> class_names;  ///< the dataset's, for the confusion matrix
+  /// Files for the run folder (a trained tokenizer's model; DatasetSplits::run_files).
+  std::vector<RunFile> run_files;
+  /// `data.<dataset>:` as resolved: the section as written with the keys the dataset resolved (the
+  /// tokenizer file it made), for config.resolved.yaml.
+  YAML::Node section;
 };
 /// The train loader takes shard `rank` of `world_size` (distributed training: data.batch_size is
 /// then each rank's); the test and validation loaders always read their whole split. A

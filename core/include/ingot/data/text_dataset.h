@@ -1,25 +1,38 @@
 // The `text` dataset: a UTF-8 file or folder (or the King James Bible), tokenized once at load
 // and cut into windows of block_size + 1 tokens — the input is the first block_size, the target
 // the same window shifted by one (next-token prediction). The last test_fraction of the token
-// stream is the test split, so no test window overlaps a training one.
+// stream is the test split, so no test window overlaps a training one. A SentencePiece tokenizer
+// is trained on the corpus and kept in the run folder, under a name keyed by corpus and options.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ingot/data/dataset_registry.h"
+#include "ingot/data/sentencepiece_tokenizer.h"
 #include "ingot/data/tokenizer.h"
 
 namespace ingot::data {
 
+/// `data.text.tokenizer`: `byte`, or `{type: sentencepiece, vocab_size, model_type, character_coverage}`.
+struct TokenizerOptions {
+  std::string type = "byte";  ///< byte | sentencepiece
+  SentencePieceOptions sentencepiece;
+  /// The trained model's file in the run folder: config.resolved.yaml records it (`model:`), for
+  /// `ingot generate`; a config to train need not give it (the run names the file it makes).
+  std::string model;
+};
+
 /// `data.text:` keys.
 struct TextOptions {
   std::string path = "kjv";  ///< a UTF-8 file, a folder of them, or "kjv" (Debian's bible-kjv-text)
-  std::string tokenizer = "byte";
+  TokenizerOptions tokenizer;
   int64_t block_size = 128;   ///< tokens per sample
   int64_t stride = 0;         ///< tokens between window starts; 0 = block_size
   double test_fraction = 0.1;
@@ -50,13 +63,28 @@ std::string read_corpus(const std::string& path);
 /// The options of a `data.text:` section; ConfigError for bad values, naming the key.
 TextOptions text_options(const YAML::Node& section, const std::string& file);
 
-/// The tokenizer `options` name (what the run trained with, for generate and predict).
-std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& options);
+/// `options` as config.resolved.yaml writes `data.text.tokenizer`: `byte`, or the map with every
+/// default filled in (and `model:` when set).
+YAML::Node tokenizer_yaml(const TokenizerOptions& options);
 
-/// The train and test windows of the corpus. InputError when a split is shorter than one window.
-DatasetSplits text_datasets(const TextOptions& options);
+/// The name a SentencePiece model trained on `corpus` with `options` has in the run folder:
+/// "tokenizer-<16 hex digits>.model", a hash of both, so that a model made for another corpus or
+/// other options is never taken for this one.
+std::string sentencepiece_file_name(const SentencePieceOptions& options, std::string_view corpus);
 
-/// Registers type `text` (keys path, tokenizer, block_size, stride, test_fraction).
+/// The tokenizer the run in `run_dir` trained with (what `ingot generate` encodes prompts with):
+/// byte, or the SentencePiece model `options.model` names in `run_dir`. InputError when that file
+/// is missing; ConfigError when a sentencepiece tokenizer names no model (a config, not a run's).
+std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& options, const std::filesystem::path& run_dir);
+
+/// The train and test windows of the corpus. A SentencePiece tokenizer is read from
+/// `tokenizer_dir` (the run folder) when it holds the file of this corpus and these options (a
+/// resume), else trained; either way the splits carry it in run_files (for the run folder) and
+/// name it in resolved (`tokenizer.model`). InputError when a split is shorter than one window.
+DatasetSplits text_datasets(const TextOptions& options, const std::filesystem::path& tokenizer_dir = {});
+
+/// Registers type `text` (keys path, tokenizer, block_size, stride, test_fraction); the tokenizer
+/// is read from and kept in DataConfig::tokenizer_dir.
 void register_text_dataset(DatasetRegistry& registry);
 
 }  // namespace ingot::data

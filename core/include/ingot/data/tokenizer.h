@@ -1,5 +1,6 @@
 // Tokenizers: text to token ids and back. `byte` maps each UTF-8 byte to its value (256 ids, no
-// file to keep); a SentencePiece model (BPE or unigram) is trained on the corpus.
+// file to keep); a SentencePiece model (BPE or unigram) is trained on the corpus
+// (sentencepiece_tokenizer.h) and kept as a file.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,9 @@ class Tokenizer {
   /// Ids outside [0, vocab_size) throw InputError. Bytes of a multi-byte character cut at the end
   /// decode to U+FFFD.
   virtual std::string decode(std::span<const int32_t> ids) const = 0;
+  /// The bytes of the file that restores this tokenizer (a SentencePiece .model), or "" when
+  /// there is nothing to keep (byte).
+  virtual std::string serialized_model() const { return {}; }
 };
 
 /// The byte tokenizer: id = byte value.
