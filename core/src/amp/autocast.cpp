@@ -51,7 +51,9 @@ class AutocastInterceptor final : public OpInterceptor {
     }
     outputs.reserve(call.outputs->size());
     for (const OutputSpec& s : *call.outputs) {
-      const bool cast = is_floating(s.dtype) && s.dtype != target && (policy == CastPolicy::Lower || is_half(s.dtype));
+      const bool cast = is_floating(s.dtype) && s.dtype != target &&
+                        (policy == CastPolicy::Lower || is_half(s.dtype)) &&
+                        !autocast_keeps_output(call.op, static_cast<int>(outputs.size()));
       outputs.push_back({s.shape, cast ? target : s.dtype});
       changed = changed || cast;
     }

@@ -1,16 +1,20 @@
 // MultiheadAttention: the head split is a view (reshape + permute) the attention op reads with
-// its strides; heads are merged back by one copy before c_proj.
+// its strides; heads are merged back by one copy before c_proj. Children are looked up by name on
+// each call, so a layer swapped by replace_child (quantization's int8 Linear) is the one that runs.
 #include "ingot/nn/attention.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <typeinfo>
 
 #include "ingot/base/error.h"
+#include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/dropout.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/indexing.h"
+#include "ingot/ops/linalg.h"
 
 namespace ingot::nn {
 
@@ -23,8 +27,8 @@ MultiheadAttention::MultiheadAttention(const AttentionConfig& config, Generator*
   INGOT_CHECK_SHAPE(!config_.rotary || (config_.dim / config_.heads) % 2 == 0,
                     "MultiheadAttention: rotary embeddings need an even head size, got {}",
                     config_.dim / config_.heads);
-  c_attn_ = register_module("c_attn", std::make_shared<Linear>(config_.dim, 3 * config_.dim, config_.bias, gen));
-  c_proj_ = register_module("c_proj", std::make_shared<Linear>(config_.dim, config_.dim, config_.bias, gen));
+  register_module("c_attn", std::make_shared<Linear>(config_.dim, 3 * config_.dim, config_.bias, gen));
+  register_module("c_proj", std::make_shared<Linear>(config_.dim, config_.dim, config_.bias, gen));
 }
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return attend(x, Tensor()); }
@@ -45,12 +49,28 @@ Tensor MultiheadAttention::rotate(const Tensor& x, int64_t offset) const {
 Tensor MultiheadAttention::attend(const Tensor& x, const Tensor& mask, KvCache* cache) {
   INGOT_CHECK_SHAPE(x.dim() == 3 && x.size(2) == config_.dim, "MultiheadAttention({}): input {} must be [B, T, {}]",
                     config_.dim, x.shape().str(), config_.dim);
-  const int64_t b = x.size(0), t = x.size(1), h = config_.heads, d = config_.dim / h;
-  // [B, T, 3C] -> [3, B, H, T, D]: q, k, v as strided views
-  const Tensor qkv = (*c_attn_)(x).reshape(Shape{b, t, 3, h, d}).permute({2, 0, 3, 1, 4});
-  Tensor q = qkv.slice(0, 0, 1).reshape(Shape{b, h, t, d});
-  Tensor k = qkv.slice(0, 1, 2).reshape(Shape{b, h, t, d});
-  Tensor v = qkv.slice(0, 2, 3).reshape(Shape{b, h, t, d});
+  const int64_t b = x.size(0), t = x.size(1), h = config_.heads, c = config_.dim, d = c / h;
+  // [B, T, C] -> [B, H, T, D] as a strided view the attention op reads in place
+  const auto heads = [&](const Tensor& y) { return y.reshape(Shape{b, t, h, d}).permute({0, 2, 1, 3}); };
+  const ModulePtr c_attn = get_submodule("c_attn");
+  Tensor q, k, v;
+  if (typeid(*c_attn) == typeid(Linear) && !c_attn->runs_alone() && GradMode::is_enabled()) {
+    // Training: q, k and v from the rows of c_attn's weight, so that backward gets three [B, T, C]
+    // gradients instead of three zero-filled [B, T, 3C] ones (a slice's gradient) to add up.
+    const auto& lin = static_cast<const Linear&>(*c_attn);
+    const Tensor w = lin.weight(), bias = lin.bias();
+    const auto part = [&](int64_t i) {
+      return linear(x, w.slice(0, i * c, (i + 1) * c), bias.defined() ? bias.slice(0, i * c, (i + 1) * c) : Tensor());
+    };
+    q = heads(part(0));
+    k = heads(part(1));
+    v = heads(part(2));
+  } else {  // one projection (a quantized or hooked c_attn, or no graph to record): [B, T, 3C] split
+    const Tensor qkv = (*c_attn)(x);
+    q = heads(qkv.slice(2, 0, c));
+    k = heads(qkv.slice(2, c, 2 * c));
+    v = heads(qkv.slice(2, 2 * c, 3 * c));
+  }
   const int64_t past = cache != nullptr ? cache->length() : 0;
   if (config_.rotary) {
     q = rotate(q, past);
@@ -72,7 +92,7 @@ Tensor MultiheadAttention::attend(const Tensor& x, const Tensor& mask, KvCache* 
   o.gen = dropout_gen_;
   const Tensor y = scaled_dot_product_attention(q, k, v, o);  // [B, H, T, D]
   const Tensor merged = y.permute({0, 2, 1, 3}).reshape(Shape{b, t, config_.dim});
-  return dropout((*c_proj_)(merged), config_.dropout, is_training(), dropout_gen_);
+  return dropout((*get_submodule("c_proj"))(merged), config_.dropout, is_training(), dropout_gen_);
 }
 
 Shape MultiheadAttention::output_shape(const Shape& input) const {

@@ -43,28 +43,32 @@ TransformerBlock::TransformerBlock(const BlockConfig& config, Generator* gen, Ge
   const int64_t dim = config_.attention.dim;
   const int64_t hidden = config_.hidden > 0 ? config_.hidden : 4 * dim;
   config_.hidden = hidden;
-  ln_1_ = register_module("ln_1", std::make_shared<LayerNorm>(Shape{dim}, config_.eps));
-  attn_ = register_module("attn", std::make_shared<MultiheadAttention>(config_.attention, gen, dropout_gen));
-  ln_2_ = register_module("ln_2", std::make_shared<LayerNorm>(Shape{dim}, config_.eps));
-  mlp_ = std::make_shared<Sequential>();
-  mlp_->push_back("c_fc", std::make_shared<Linear>(dim, hidden, config_.attention.bias, gen));
-  mlp_->push_back("act", make_activation(config_.activation));
-  mlp_->push_back("c_proj", std::make_shared<Linear>(hidden, dim, config_.attention.bias, gen));
-  mlp_->push_back("dropout", std::make_shared<Dropout>(config_.attention.dropout, dropout_gen));
-  register_module("mlp", mlp_);
+  register_module("ln_1", std::make_shared<LayerNorm>(Shape{dim}, config_.eps));
+  register_module("attn", std::make_shared<MultiheadAttention>(config_.attention, gen, dropout_gen));
+  register_module("ln_2", std::make_shared<LayerNorm>(Shape{dim}, config_.eps));
+  auto mlp = std::make_shared<Sequential>();
+  mlp->push_back("c_fc", std::make_shared<Linear>(dim, hidden, config_.attention.bias, gen));
+  mlp->push_back("act", make_activation(config_.activation));
+  mlp->push_back("c_proj", std::make_shared<Linear>(hidden, dim, config_.attention.bias, gen));
+  mlp->push_back("dropout", std::make_shared<Dropout>(config_.attention.dropout, dropout_gen));
+  register_module("mlp", mlp);
 }
 
 Tensor TransformerBlock::run(const Tensor& x, const Tensor& mask, KvCache* cache) {
+  // (by name: a child swapped by replace_child runs; attn stays a MultiheadAttention)
+  Module &ln_1 = *get_submodule("ln_1"), &ln_2 = *get_submodule("ln_2"), &mlp = *get_submodule("mlp");
+  auto* attn = dynamic_cast<MultiheadAttention*>(get_submodule("attn").get());
+  INGOT_CHECK(attn != nullptr, "TransformerBlock: its attn was replaced by a {}", get_submodule("attn")->type_name());
   if (config_.norm_first) {
-    const Tensor h = x + attn_->attend((*ln_1_)(x), mask, cache);
-    return h + (*mlp_)((*ln_2_)(h));
+    const Tensor h = x + attn->attend(ln_1(x), mask, cache);
+    return h + mlp(ln_2(h));
   }
-  const Tensor h = (*ln_1_)(x + attn_->attend(x, mask, cache));
-  return (*ln_2_)(h + (*mlp_)(h));
+  const Tensor h = ln_1(x + attn->attend(x, mask, cache));
+  return ln_2(h + mlp(h));
 }
 
 Shape TransformerBlock::output_shape(const Shape& input) const {
-  return mlp_->output_shape(attn_->output_shape(input));
+  return get_submodule("mlp")->output_shape(get_submodule("attn")->output_shape(input));
 }
 
 std::string TransformerBlock::extra_repr() const {

@@ -35,6 +35,10 @@ CastPolicy autocast_policy(OpKind op) {
   }
 }
 
+bool autocast_keeps_output(OpKind op, int index) {
+  return op == INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION && index > 0;
+}
+
 const char* cast_policy_name(CastPolicy policy) {
   switch (policy) {
     case CastPolicy::Lower:

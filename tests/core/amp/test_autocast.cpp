@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "ingot/amp/autocast.h"
+#include "ingot/ops/attention.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/linalg.h"
@@ -57,6 +58,20 @@ TEST_CASE("autocast policy: matmul and conv low, touchy ops f32, the rest fall t
     CHECK(linear(x, w, b).dtype() == DType::F32);
   }
   CHECK(linear(x, w, b).dtype() == DType::BF16);
+}
+
+TEST_CASE("autocast lowers attention's output and keeps its log-sum-exp f32", "[amp]") {
+  CHECK(autocast_keeps_output(INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION, 1));
+  CHECK_FALSE(autocast_keeps_output(INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION, 0));
+  const Tensor q = test::random_tensor({1, 2, 5, 4}, DType::F32, 3);
+  const Tensor qb = q.to(DType::BF16);
+  const AttentionResult by_hand = scaled_dot_product_attention_with_lse(qb, qb, qb);  // outside the region
+  const amp::AutocastRegion region(DType::BF16);
+  const AttentionResult r = scaled_dot_product_attention_with_lse(q, q, q);
+  CHECK(r.out.dtype() == DType::BF16);
+  CHECK(r.lse.dtype() == DType::F32);
+  INGOT_REQUIRE_CLOSE(r.out, by_hand.out, 0.0, 0.0);
+  INGOT_REQUIRE_CLOSE(r.lse, by_hand.lse, 0.0, 0.0);
 }
 
 TEST_CASE("autocast outside a region changes nothing", "[amp]") {

@@ -51,7 +51,6 @@ class MultiheadAttention : public Module {
 
   AttentionConfig config_;
   Generator* dropout_gen_;
-  std::shared_ptr<Linear> c_attn_, c_proj_;
 };
 
 }  // namespace ingot::nn

@@ -49,9 +49,6 @@ class TransformerBlock : public Module {
 
  private:
   BlockConfig config_;
-  std::shared_ptr<LayerNorm> ln_1_, ln_2_;
-  std::shared_ptr<MultiheadAttention> attn_;
-  std::shared_ptr<Sequential> mlp_;
 };
 
 }  // namespace ingot::nn

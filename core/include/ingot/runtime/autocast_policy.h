@@ -17,6 +17,10 @@ enum class CastPolicy {
 /// The policy of `op` (the same on every device).
 CastPolicy autocast_policy(OpKind op);
 
+/// Whether output `index` of `op` keeps its own dtype under autocast: attention's log-sum-exp
+/// stays f32 (what its backward recomputes the probabilities from), only the output is lowered.
+bool autocast_keeps_output(OpKind op, int index);
+
 /// "lower", "float32" or "fallthrough".
 const char* cast_policy_name(CastPolicy policy);
 
