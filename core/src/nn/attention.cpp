@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <typeinfo>
 
 #include "ingot/base/error.h"
@@ -29,6 +31,26 @@ MultiheadAttention::MultiheadAttention(const AttentionConfig& config, Generator*
                     config_.dim / config_.heads);
   register_module("c_attn", std::make_shared<Linear>(config_.dim, 3 * config_.dim, config_.bias, gen));
   register_module("c_proj", std::make_shared<Linear>(config_.dim, config_.dim, config_.bias, gen));
+}
+
+std::pair<Tensor, Tensor> KvCache::append(const Tensor& k_new, const Tensor& v_new) {
+  const NoGradGuard no_grad;
+  const int64_t t = k_new.size(2), need = filled + t;
+  const auto grow = [&](Tensor& buf, const Tensor& like) {
+    const int64_t cap = buf.defined() ? buf.size(2) : 0;
+    if (need <= cap) return;
+    Shape shape = like.shape();
+    shape[2] = std::max<int64_t>({need, 2 * cap, 16});
+    Tensor bigger = zeros(shape, like.dtype(), like.device());
+    if (filled > 0) bigger.slice(2, 0, filled).copy_(buf.slice(2, 0, filled));
+    buf = bigger;
+  };
+  grow(k, k_new);
+  grow(v, v_new);
+  k.slice(2, filled, need).copy_(k_new);
+  v.slice(2, filled, need).copy_(v_new);
+  filled = need;
+  return {k.slice(2, 0, filled), v.slice(2, 0, filled)};
 }
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return attend(x, Tensor()); }
@@ -76,14 +98,7 @@ Tensor MultiheadAttention::attend(const Tensor& x, const Tensor& mask, KvCache* 
     q = rotate(q, past);
     k = rotate(k, past);
   }
-  if (cache != nullptr) {
-    if (past > 0) {
-      k = concat({cache->k, k}, 2);
-      v = concat({cache->v, v}, 2);
-    }
-    cache->k = k;
-    cache->v = v;
-  }
+  if (cache != nullptr) std::tie(k, v) = cache->append(k, v);
   AttentionOptions o;
   // With a cache the queries are the last t of past + t positions: the lower-right causal mask.
   o.causal = !config_.causal ? CausalMask::None : past > 0 ? CausalMask::LowerRight : CausalMask::UpperLeft;

@@ -16,8 +16,13 @@ Embedding::Embedding(int64_t num_embeddings, int64_t embedding_dim, Generator* g
 Tensor Embedding::forward(const Tensor& indices) {
   INGOT_CHECK_AS(!is_floating(indices.dtype()) && indices.dtype() != DType::Bool, DTypeError,
                  "Embedding: indices must be an integer tensor, got {}", dtype_name(indices.dtype()));
-  const Tensor flat = indices.to(DType::I64).reshape(Shape{indices.numel()});
-  if (flat.numel() > 0) {
+  const Tensor flat = indices.to(DType::I64).reshape(Shape{indices.numel()}).contiguous();
+  if (flat.numel() > 0 && flat.device().is_cpu()) {  // host ids: one scan, no reduction ops
+    const int64_t* ids = flat.data<int64_t>();
+    for (int64_t i = 0; i < flat.numel(); ++i)
+      INGOT_CHECK_SHAPE(ids[i] >= 0 && ids[i] < num_, "Embedding({}, {}): index {} at position {} out of range [0, {})",
+                        num_, dim_, ids[i], i, num_);
+  } else if (flat.numel() > 0) {
     const double lo = min(flat).item(), hi = max(flat).item();
     INGOT_CHECK_SHAPE(lo >= 0 && hi < static_cast<double>(num_), "Embedding({}, {}): index {} out of range [0, {})",
                       num_, dim_, lo < 0 ? lo : hi, num_);

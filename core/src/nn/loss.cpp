@@ -66,6 +66,13 @@ Tensor checked_target(const Tensor& input, const Tensor& target, int64_t ignore_
   return t;
 }
 
+/// sum(loss) / den; den = 0 (every target ignored) gives NaN like torch, but zero gradients
+/// (torch's too), not inf * 0.
+Tensor weighted_mean(const Tensor& loss, const Tensor& den) {
+  const Tensor empty = eq(den, 0.0);
+  return sum(loss) / where(empty, 1.0, den) + where(empty, std::numeric_limits<double>::quiet_NaN(), zeros_like(den));
+}
+
 /// The NLL / smoothed cross-entropy core on [N, C, d...] log-probabilities: the reduced loss.
 Tensor nll_core(const Tensor& log_probs, const Tensor& target_in, const CrossEntropyOptions& o, const char* fn) {
   check_defined(log_probs, fn, "input");
@@ -114,13 +121,8 @@ Tensor nll_core(const Tensor& log_probs, const Tensor& target_in, const CrossEnt
     case Reduction::Sum:
       return sum(loss);
     // Divides by the summed weights of the non-ignored targets (their count when unweighted).
-    // An all-ignored batch gives NaN like torch, but zero gradients (torch's too), not inf * 0.
-    case Reduction::Mean: {
-      const Tensor den = sum(target_weight);
-      const Tensor empty = eq(den, 0.0);
-      return sum(loss) / where(empty, 1.0, den) +
-             where(empty, std::numeric_limits<double>::quiet_NaN(), zeros_like(den));
-    }
+    case Reduction::Mean:
+      return weighted_mean(loss, sum(target_weight));
     case Reduction::BatchMean:
       break;
   }
@@ -140,12 +142,8 @@ Tensor fused_rows(const Tensor& logits, const Tensor& target_in, const CrossEntr
       return loss;
     case Reduction::Sum:
       return sum(loss);
-    case Reduction::Mean: {  // over the non-ignored rows; NaN with zero gradients when there are none
-      const Tensor den = sum(ne(target, o.ignore_index).to(loss.dtype()));
-      const Tensor empty = eq(den, 0.0);
-      return sum(loss) / where(empty, 1.0, den) +
-             where(empty, std::numeric_limits<double>::quiet_NaN(), zeros_like(den));
-    }
+    case Reduction::Mean:  // over the non-ignored rows
+      return weighted_mean(loss, sum(ne(target, o.ignore_index).to(loss.dtype())));
     case Reduction::BatchMean:
       break;
   }

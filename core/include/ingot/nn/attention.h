@@ -23,10 +23,16 @@ struct AttentionConfig {
   double rotary_base = 10000.0;
 };
 
-/// A key/value cache of one attention layer for incremental decoding: [B, H, length, D] each.
+/// A key/value cache of one attention layer for incremental decoding: buffers [B, H, capacity, D]
+/// whose first length() positions hold the keys and values so far. Appending writes in place
+/// (the capacity doubles when full), so a step copies only its own keys, not the whole past.
+/// Gradients do not flow through the cache.
 struct KvCache {
   Tensor k, v;
-  int64_t length() const { return k.defined() ? k.size(2) : 0; }
+  int64_t filled = 0;
+  int64_t length() const { return filled; }
+  /// Appends k_new, v_new [B, H, T, D]; returns the keys and values of every position so far.
+  std::pair<Tensor, Tensor> append(const Tensor& k_new, const Tensor& v_new);
 };
 
 class MultiheadAttention : public Module {
