@@ -12,12 +12,16 @@
 
 namespace ingot::distill {
 
-Tensor kd_loss(const Tensor& student, const Tensor& teacher, double temperature) {
-  INGOT_CHECK_AS(student.dim() == 2 && student.shape() == teacher.shape(), ShapeError,
-                 "distill: student logits {} and teacher logits {} must both be [batch, classes]: give the student "
-                 "as many classes as the teacher",
-                 student.shape().str(), teacher.shape().str());
+Tensor kd_loss(const Tensor& student_logits, const Tensor& teacher_logits, double temperature) {
+  INGOT_CHECK_AS(student_logits.dim() >= 2 && student_logits.shape() == teacher_logits.shape(), ShapeError,
+                 "distill: student logits {} and teacher logits {} must both be [batch, classes] (or a language "
+                 "model's [batch, positions, vocabulary]): give the student as many classes as the teacher",
+                 student_logits.shape().str(), teacher_logits.shape().str());
   INGOT_CHECK_AS(temperature > 0.0, ConfigError, "distill: temperature must be > 0, got {}", temperature);
+  // A language model's [B, T, V]: every position is a row, the mean is over the B * T rows.
+  const int64_t classes = student_logits.size(-1);
+  const Tensor student = student_logits.reshape(Shape{-1, classes});
+  const Tensor teacher = teacher_logits.reshape(Shape{-1, classes});
   const double inv_t = 1.0 / temperature;
   const Tensor log_p_student = log_softmax(student * inv_t, 1);
   const Tensor log_p_teacher = log_softmax(teacher.to(student.dtype()) * inv_t, 1);

@@ -7,7 +7,7 @@
 
 namespace ingot::distill {
 
-/// T^2 * KL_batchmean(softmax(teacher / T) || softmax(student / T)) for logits [N, C]: torch's
+/// T^2 * KL_batchmean(softmax(teacher / T) || softmax(student / T)) for logits [N, C] (or [B, T, C]: B * T rows):
 /// F.kl_div(F.log_softmax(s / T, 1), F.softmax(t / T, 1), reduction='batchmean') * T * T. The
 /// teacher's side is taken as log-probabilities (log_softmax), so a class whose probability
 /// underflows at a small T still contributes exactly 0. Gradients flow to `student` only when

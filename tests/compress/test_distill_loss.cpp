@@ -151,3 +151,11 @@ TEST_CASE("kd_loss is zero when the student equals the teacher and refuses misma
   CHECK_THROWS_AS(distill::kd_loss(fewer, c.teacher, 4.0), ingot::ShapeError);
   CHECK_THROWS_AS(distill::kd_loss(c.student, c.teacher, 0.0), ingot::ConfigError);
 }
+
+TEST_CASE("kd_loss of a language model's [B, T, V] logits is the loss of its B * T rows") {
+  const Tensor s = ingot::test::random_tensor({2, 3, 5}, ingot::DType::F32, 4, -2.0, 2.0);
+  const Tensor t = ingot::test::random_tensor({2, 3, 5}, ingot::DType::F32, 5, -2.0, 2.0);
+  const double rows = distill::kd_loss(s.reshape(ingot::Shape{6, 5}), t.reshape(ingot::Shape{6, 5}), 2.0).item();
+  CHECK(distill::kd_loss(s, t, 2.0).item() == Approx(rows).epsilon(1e-6));
+  CHECK_THROWS_AS(distill::kd_loss(s, t.reshape(ingot::Shape{6, 5}), 2.0), ingot::ShapeError);
+}
