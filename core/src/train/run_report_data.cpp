@@ -95,6 +95,7 @@ void add_record(RunReportData& d, const Json& r, double& t0) {
     } else {
       if (loss) d.eval_loss.emplace_back(*step, *loss), d.last_eval_loss = loss;
       if (acc) d.eval_accuracy.emplace_back(*step, 100.0 * *acc), d.last_eval_accuracy = acc;
+      if (const auto ppl = number(r, "perplexity")) d.last_eval_perplexity = ppl;
     }
     const auto c = r.find("confusion");
     if (c != r.end() && c->is_object() && c->contains("matrix") && (*c)["matrix"].is_array()) {

@@ -47,6 +47,7 @@ struct RunReportData {
   std::optional<ReportConfusion> confusion;
   std::vector<std::vector<std::pair<std::string, std::string>>> stages;  ///< stage_report records
   std::optional<double> last_train_loss, last_eval_loss, last_eval_accuracy;
+  std::optional<double> last_eval_perplexity;  ///< a language model's (eval records with "perplexity")
   /// The step (and epoch) of the best validation epoch (summary.json's best_epoch) and of the
   /// early stop (the early_stop record), for marks on the curves.
   std::optional<std::pair<int64_t, double>> best_epoch_step, early_stop_step;

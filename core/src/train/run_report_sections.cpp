@@ -89,6 +89,8 @@ std::string run_header_html(const RunReportData& r, const std::string& colour) {
                fmt::format("{:.1f} MiB", *bytes / (1024.0 * 1024.0)));
   s += row("final test accuracy", percent(f.accuracy) + f.source);
   s += row("final test loss", value_or_dash(f.loss) + f.source);
+  if (r.last_eval_perplexity)  // a language model: next-token accuracy above, perplexity = exp(loss)
+    s += row("final test perplexity", value_or_dash(r.last_eval_perplexity) + " (last eval record)");
   s += row("final train loss", value_or_dash(f.train_loss));
   if (const std::string epoch = r.summary_value("best_epoch"); !epoch.empty()) {  // (a validation split)
     std::string best = "epoch " + epoch;

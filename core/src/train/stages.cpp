@@ -212,7 +212,10 @@ bool PipelineState::validate_epoch(int64_t epoch, const TrainPosition& pos) {
   rec.set("split", "validation").set("best", best);  // (replaces "test")
   metrics->log(rec);
   std::string line =
-      fmt::format("validate: {} samples  accuracy {:.2f}%  loss {:.4f}", r.samples, 100.0 * r.accuracy, r.loss + 0.0);
+      r.tokens ? fmt::format("validate: {} tokens  next-token accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}",
+                             r.samples, 100.0 * r.accuracy, r.loss + 0.0, r.perplexity)
+               : fmt::format("validate: {} samples  accuracy {:.2f}%  loss {:.4f}", r.samples, 100.0 * r.accuracy,
+                             r.loss + 0.0);
   if (best) {
     if (writes_files()) save_checkpoint(run->best_checkpoint(), pos, /*latest=*/false);
     line += fmt::format("  best {} so far: checkpoints/best.safetensors", selection->metric());

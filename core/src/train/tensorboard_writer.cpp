@@ -48,6 +48,7 @@ void TensorBoardWriter::write(const Record& record) {
                             std::get<std::string>(*split) == "validation";
     scalar(record, "loss", validation ? "validation/loss" : "eval/loss");
     scalar(record, "accuracy", validation ? "validation/accuracy" : "eval/accuracy");
+    scalar(record, "perplexity", validation ? "validation/perplexity" : "eval/perplexity");  // language models
   } else if (event == "epoch") {
     scalar(record, "loss", "epoch/loss");
   }
