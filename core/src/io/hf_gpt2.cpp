@@ -10,13 +10,6 @@
 #include "ingot/io/atomic_write.h"
 
 namespace ingot::io {
-namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-}  // namespace
 
 NamedTensors gpt2_state_dict(const nn::Gpt& model) {
   INGOT_CHECK_AS(!model.config().rotary, InputError,
@@ -26,7 +19,7 @@ NamedTensors gpt2_state_dict(const nn::Gpt& model) {
   for (const auto& [name, t] : model.state_dict()) {
     Tensor v = t.detach().to(Device::cpu()).to(DType::F32);
     // c_attn, c_proj (attention and MLP) and c_fc are Conv1D in GPT-2: weight [in, out].
-    const bool conv1d = ends_with(name, ".weight") && name.find(".h.") != std::string::npos &&
+    const bool conv1d = name.ends_with(".weight") && name.find(".h.") != std::string::npos &&
                         (name.find(".c_attn.") != std::string::npos || name.find(".c_proj.") != std::string::npos ||
                          name.find(".c_fc.") != std::string::npos);
     if (conv1d) v = v.transpose(0, 1);

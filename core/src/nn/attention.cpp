@@ -55,17 +55,22 @@ std::pair<Tensor, Tensor> KvCache::append(const Tensor& k_new, const Tensor& v_n
 
 Tensor MultiheadAttention::forward(const Tensor& x) { return attend(x, Tensor()); }
 
-Tensor MultiheadAttention::rotate(const Tensor& x, int64_t offset) const {
-  const int64_t t = x.size(2), d = x.size(3), half = d / 2;
+MultiheadAttention::Rotation MultiheadAttention::rotation(int64_t t, int64_t offset, DType dtype,
+                                                          Device device) const {
+  const int64_t d = config_.dim / config_.heads, half = d / 2;
   // theta_i = base^(-2i / D); angle = position * theta_i, the same for both halves.
-  const Tensor pos = arange(static_cast<double>(offset), static_cast<double>(offset + t), 1.0, DType::F32, x.device());
-  const Tensor inv = exp(arange(0.0, static_cast<double>(half), 1.0, DType::F32, x.device()) *
+  const Tensor pos = arange(static_cast<double>(offset), static_cast<double>(offset + t), 1.0, DType::F32, device);
+  const Tensor inv = exp(arange(0.0, static_cast<double>(half), 1.0, DType::F32, device) *
                          (-2.0 * std::log(config_.rotary_base) / static_cast<double>(d)));
   const Tensor angle = pos.reshape(Shape{t, 1}) * inv.reshape(Shape{1, half});
   const Tensor full = concat({angle, angle}, 1);  // [T, D]
-  const Tensor cos_t = cos(full).to(x.dtype()), sin_t = sin(full).to(x.dtype());
+  return {cos(full).to(dtype), sin(full).to(dtype)};
+}
+
+Tensor MultiheadAttention::rotate(const Tensor& x, const Rotation& r) {
+  const int64_t d = x.size(3), half = d / 2;
   const Tensor rotated = concat({-x.slice(3, half, d), x.slice(3, 0, half)}, 3);
-  return x * cos_t + rotated * sin_t;
+  return x * r.cos + rotated * r.sin;
 }
 
 Tensor MultiheadAttention::attend(const Tensor& x, const Tensor& mask, KvCache* cache) {
@@ -94,9 +99,10 @@ Tensor MultiheadAttention::attend(const Tensor& x, const Tensor& mask, KvCache* 
     v = heads(qkv.slice(2, 2 * c, 3 * c));
   }
   const int64_t past = cache != nullptr ? cache->length() : 0;
-  if (config_.rotary) {
-    q = rotate(q, past);
-    k = rotate(k, past);
+  if (config_.rotary) {  // (one table for q and k)
+    const Rotation r = rotation(t, past, q.dtype(), q.device());
+    q = rotate(q, r);
+    k = rotate(k, r);
   }
   if (cache != nullptr) std::tie(k, v) = cache->append(k, v);
   AttentionOptions o;

@@ -18,15 +18,12 @@ namespace {
 void init_gpt(Module& model, const GptConfig& c, Generator& gen) {
   const double proj_std = 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer));
   for (const auto& [name, p] : model.named_parameters()) {
-    const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    const bool is_norm = name.find(".ln_") != std::string::npos;
-    if (is_norm) continue;  // LayerNorm: weight 1, bias 0 already
-    if (is_bias) {
+    if (name.find(".ln_") != std::string::npos) continue;  // LayerNorm: weight 1, bias 0 already
+    if (name.ends_with(".bias")) {
       p.detach().fill_(0.0);
       continue;
     }
-    const bool residual = name.size() > 14 && name.compare(name.size() - 14, 14, "c_proj.weight") == 0;
-    p.detach().copy_(init::normal(p.shape(), 0.0, residual ? proj_std : 0.02, gen));
+    p.detach().copy_(init::normal(p.shape(), 0.0, name.ends_with("c_proj.weight") ? proj_std : 0.02, gen));
   }
 }
 

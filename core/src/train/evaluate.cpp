@@ -2,7 +2,6 @@
 #include "ingot/train/evaluate.h"
 
 #include <chrono>
-#include <cmath>
 
 #include "ingot/amp/autocast.h"
 #include "ingot/base/grad_mode.h"
@@ -42,7 +41,6 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   r.loss = r.samples > 0 ? loss_sum / static_cast<double>(r.samples) : 0.0;
   r.accuracy = r.tokens ? (r.samples > 0 ? static_cast<double>(correct) / static_cast<double>(r.samples) : 0.0)
                         : r.confusion.accuracy();
-  r.perplexity = std::exp(r.loss);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

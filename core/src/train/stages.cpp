@@ -18,13 +18,17 @@
 namespace ingot::train {
 namespace {
 
-std::string eval_line(const EvalResult& r) {
+/// "N samples  accuracy A%  loss L" (a language model's: tokens, next-token accuracy, perplexity).
+std::string metrics_text(const EvalResult& r) {
   // (+ 0.0 turns a loss of -0.0 into 0.0, which prints without a sign)
   if (r.tokens)
-    return fmt::format("evaluate: {} tokens  next-token accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}  ({:.1f} s)",
-                       r.samples, 100.0 * r.accuracy, r.loss + 0.0, r.perplexity, r.seconds);
-  return fmt::format("evaluate: {} samples  accuracy {:.2f}%  loss {:.4f}  ({:.1f} s)", r.samples, 100.0 * r.accuracy,
-                     r.loss + 0.0, r.seconds);
+    return fmt::format("{} tokens  next-token accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}", r.samples,
+                       100.0 * r.accuracy, r.loss + 0.0, r.perplexity());
+  return fmt::format("{} samples  accuracy {:.2f}%  loss {:.4f}", r.samples, 100.0 * r.accuracy, r.loss + 0.0);
+}
+
+std::string eval_line(const EvalResult& r) {
+  return fmt::format("evaluate: {}  ({:.1f} s)", metrics_text(r), r.seconds);
 }
 
 /// The confusion matrix under the evaluate line; nothing for a vocabulary.
@@ -38,7 +42,7 @@ Record eval_record(const EvalResult& r, int64_t epoch, int64_t step) {
       .set("samples", r.samples)
       .set("time_s", r.seconds);
   if (r.tokens)
-    rec.set("perplexity", r.perplexity);
+    rec.set("perplexity", r.perplexity());
   else
     rec.set("confusion", RawJson{r.confusion.to_json()});
   return rec;
@@ -211,11 +215,7 @@ bool PipelineState::validate_epoch(int64_t epoch, const TrainPosition& pos) {
   Record rec = eval_record(r, epoch, pos.step);
   rec.set("split", "validation").set("best", best);  // (replaces "test")
   metrics->log(rec);
-  std::string line =
-      r.tokens ? fmt::format("validate: {} tokens  next-token accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}",
-                             r.samples, 100.0 * r.accuracy, r.loss + 0.0, r.perplexity)
-               : fmt::format("validate: {} samples  accuracy {:.2f}%  loss {:.4f}", r.samples, 100.0 * r.accuracy,
-                             r.loss + 0.0);
+  std::string line = "validate: " + metrics_text(r);
   if (best) {
     if (writes_files()) save_checkpoint(run->best_checkpoint(), pos, /*latest=*/false);
     line += fmt::format("  best {} so far: checkpoints/best.safetensors", selection->metric());

@@ -52,8 +52,13 @@ class MultiheadAttention : public Module {
   void set_generator(Generator* gen) { dropout_gen_ = gen; }
 
  private:
-  /// [B, H, T, D] rotated for positions offset, offset + 1, ...
-  Tensor rotate(const Tensor& x, int64_t offset) const;
+  /// cos and sin [T, D] of the rotation angles of positions offset .. offset + T - 1.
+  struct Rotation {
+    Tensor cos, sin;
+  };
+  Rotation rotation(int64_t t, int64_t offset, DType dtype, Device device) const;
+  /// [B, H, T, D] rotated by `r`.
+  static Tensor rotate(const Tensor& x, const Rotation& r);
 
   AttentionConfig config_;
   Generator* dropout_gen_;

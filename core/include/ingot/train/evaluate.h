@@ -2,6 +2,7 @@
 // loss, accuracy and the confusion matrix.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "ingot/data/data_loader.h"
@@ -18,10 +19,9 @@ struct EvalResult {
   int64_t samples = 0;  ///< samples, or target tokens when `tokens`
   double seconds = 0.0;
   ConfusionMatrix confusion{1};  ///< of the classes; not kept for a vocabulary (`tokens`)
-  /// A target per position (a language model): accuracy is the next-token one, and
-  /// perplexity = exp(loss).
+  /// A target per position (a language model): accuracy is the next-token one.
   bool tokens = false;
-  double perplexity = 0.0;
+  double perplexity() const { return std::exp(loss); }
 };
 
 /// Runs every batch of `loader` (one pass, in order) through `model`; restores the model's
