@@ -20,6 +20,7 @@
 #include "ingot/io/atomic_write.h"
 #include "ingot/io/hf_gpt2.h"
 #include "ingot/io/onnx_export.h"
+#include "ingot/nn/bert.h"
 #include "ingot/nn/gpt.h"
 #include "trained_model.h"
 
@@ -35,7 +36,7 @@ namespace {
 std::pair<std::string, std::string> tokenizer_of(const TrainedModel& m) {
   const YAML::Node section = m.data.section;
   const YAML::Node t = section.IsMap() ? section["tokenizer"] : YAML::Node();
-  if (!t) return {m.data.dataset == "text" ? "byte" : "", ""};
+  if (!t) return {m.data.dataset == "text" || m.data.dataset == "text_classification" ? "byte" : "", ""};
   if (t.IsScalar()) return {t.Scalar(), ""};
   if (!t.IsMap() || !t["type"]) return {};
   return {t["type"].Scalar(), t["model"] ? t["model"].Scalar() : ""};
@@ -67,8 +68,8 @@ int cmd_export(const std::vector<std::string>& args) {
     return 0;
   }
   const std::string format = vm["format"].as<std::string>();
-  INGOT_CHECK_AS(format == "onnx" || format == "hf", ConfigError, "--format {}: unknown export format; formats: onnx, hf",
-                 format);
+  INGOT_CHECK_AS(format == "onnx" || format == "hf", ConfigError,
+                 "--format {}: unknown export format; formats: onnx, hf", format);
   if (!vm.count("run") || !vm.count("output")) throw ConfigError(kUsage);
   const fs::path out = vm["output"].as<std::string>();
 
@@ -87,9 +88,18 @@ int cmd_export(const std::vector<std::string>& args) {
         out.string(), out.string(), tokenizer_of(m).first.empty() ? "not recorded" : tokenizer_of(m).first);
     return 0;
   }
+  const auto* bert = dynamic_cast<const nn::Bert*>(m.model.get());
   io::onnx::ExportOptions o;
   o.input_shape = m.input_shape;
-  if (gpt != nullptr) {
+  if (bert != nullptr) {  // token ids in; a classifier's class names, the special ids to build its input
+    o.input = io::onnx::InputKind::TokenIds;
+    std::tie(o.tokenizer, o.tokenizer_model) = tokenizer_of(m);
+    o.class_names = m.class_names;
+    const int64_t pad = bert->config().pad_id;
+    if (pad >= 0)  // [PAD], [CLS], [SEP], [MASK] follow the tokenizer's ids (data::special_tokens_after)
+      o.extra_metadata.emplace_back("special_tokens", fmt::format(R"({{"pad": {}, "cls": {}, "sep": {}, "mask": {}}})",
+                                                                  pad, pad + 1, pad + 2, pad + 3));
+  } else if (gpt != nullptr) {
     o.input = io::onnx::InputKind::TokenIds;
     std::tie(o.tokenizer, o.tokenizer_model) = tokenizer_of(m);
   } else {
@@ -114,9 +124,18 @@ int cmd_export(const std::vector<std::string>& args) {
     return 0;
   }
   const int64_t classes = r.output_shape.back();
+  const std::string names = m.class_names.empty() ? "numbered" : fmt::format("{}", fmt::join(m.class_names, ", "));
+  if (bert != nullptr) {
+    std::cout << fmt::format(
+        "{}: input_ids [N, T] int64 (T <= {}), output {}, tokenizer {}{}\n", head, bert->config().block_size,
+        r.output_shape.size() == 2 ? fmt::format("[N, {}] logits, {} classes ({})", classes, classes, names)
+                                   : fmt::format("[N, T, {}] logits", classes),
+        o.tokenizer.empty() ? "not recorded" : o.tokenizer,
+        o.tokenizer_model.empty() ? "" : " (" + o.tokenizer_model + " in the run folder)");
+    return 0;
+  }
   std::cout << fmt::format("{}: input [N, {}] f32, output [N, {}] logits, {} classes ({})\n", head,
-                           fmt::join(m.input_shape, ", "), classes, classes,
-                           m.class_names.empty() ? "numbered" : fmt::format("{}", fmt::join(m.class_names, ", ")));
+                           fmt::join(m.input_shape, ", "), classes, classes, names);
   return 0;
 }
 

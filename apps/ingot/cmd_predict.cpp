@@ -21,6 +21,7 @@
 #include "ingot/data/idx.h"
 #include "ingot/data/image_folder.h"
 #include "ingot/data/npy.h"
+#include "ingot/data/text_classification.h"
 #include "ingot/ops/indexing.h"
 #include "ingot/ops/norm.h"
 #include "trained_model.h"
@@ -61,6 +62,27 @@ std::vector<float> image_values(const std::vector<std::string>& files, const Tra
   return values;
 }
 
+/// The texts of a CSV file as the run's text_classification dataset made its samples: the run's
+/// text column, its tokenizer (a SentencePiece model from the run folder), [CLS] tokens [SEP]
+/// padded to max_length. A label column, if any, is not read.
+Samples text_samples(const std::string& path, const TrainedModel& m) {
+  const data::TextClassificationOptions o = data::text_classification_options(m.data.section, m.cfg.file());
+  const std::unique_ptr<data::Tokenizer> tokenizer =
+      data::make_tokenizer(o.tokenizer, m.run, "data.text_classification.tokenizer");
+  const data::LabelledTexts rows = data::read_labelled_csv(path, o.text_column, "");
+  std::vector<std::vector<int32_t>> tokens;
+  for (size_t i = 0; i < rows.texts.size(); ++i)
+    tokens.push_back(
+        data::classification_tokens(*tokenizer, rows.texts[i], o, fmt::format("{} line {}", path, rows.lines[i])));
+  const auto n = static_cast<int64_t>(tokens.size());
+  const data::TextClassificationDataset texts(std::move(tokens), std::vector<int64_t>(static_cast<size_t>(n), 0),
+                                              tokenizer->vocab_size(), 2, o.max_length);
+  std::vector<int64_t> ids(static_cast<size_t>(n * o.max_length));
+  int64_t label = 0;
+  for (int64_t i = 0; i < n; ++i) texts.read_ids(i, ids.data() + i * o.max_length, &label);
+  return Samples{Tensor::from_vector(ids, Shape{n, o.max_length}), {}};
+}
+
 /// Samples of one input, normalised as the run's data were: images converted and resized, CSV
 /// feature columns (the label column left out), bytes scaled to [0, 1] (npy uint8, IDX), floats
 /// as stored, then data.normalize.
@@ -70,6 +92,11 @@ Samples read_samples(const std::string& path, const TrainedModel& m) {
   std::vector<float> values;
   Samples out;
   std::error_code ec;
+  if (m.data.dataset == "text_classification") {
+    INGOT_CHECK_AS(is_csv(path), InputError, "{}: this run classifies texts: give a .csv file with a '{}' column", path,
+                   data::text_classification_options(m.data.section, m.cfg.file()).text_column);
+    return text_samples(path, m);
+  }
   if (fs::is_directory(path, ec) || data::is_image_path(path)) {
     out.files = fs::is_directory(path, ec) ? data::image_files(path) : std::vector<std::string>{path};
     INGOT_CHECK_AS(!out.files.empty(), InputError, "{}: no .png, .jpg or .jpeg images in the folder", path);

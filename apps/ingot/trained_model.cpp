@@ -8,6 +8,7 @@
 #include "ingot/extension/extension_loader.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/io/state_dict.h"
+#include "ingot/nn/bert.h"
 #include "ingot/nn/gpt.h"
 #include "ingot/nn/model_builder.h"
 #include "ingot/train/checkpoint.h"
@@ -93,6 +94,8 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
   std::optional<Shape> shape = nn::model_input_shape(cfg.node("model"), cfg.file());
   if (const YAML::Node m = cfg.node("model"); !shape && m["preset"] && m["preset"].Scalar() == "gpt")
     shape = Shape{m["block_size"] ? m["block_size"].as<int64_t>() : nn::GptConfig{}.block_size};  // token ids
+  if (const YAML::Node m = cfg.node("model"); !shape && m["preset"] && m["preset"].Scalar() == "bert")
+    shape = Shape{m["block_size"] ? m["block_size"].as<int64_t>() : nn::BertConfig{}.block_size};
   INGOT_CHECK_AS(shape.has_value(), InputError, "{}: the run's model has no input_shape", config_file.string());
 
   if (weights.empty() && fs::exists(run / "model.safetensors")) weights = run / "model.safetensors";
@@ -117,7 +120,7 @@ TrainedModel load_trained_model(const fs::path& run_or_weights, const std::vecto
   model->to(sel.device);
   data::DataConfig data = data::parse_data_config(cfg.node("data"), cfg.file());
   data.input_shape = shape;
-  return TrainedModel{std::move(cfg), sel, std::move(model), *shape, std::move(data), weights.string(),
+  return TrainedModel{std::move(cfg),         sel, std::move(model), *shape, std::move(data), weights.string(),
                       std::move(class_names), run};
 }
 

@@ -21,9 +21,7 @@
 namespace ingot::data {
 namespace {
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 TEST_CASE("byte tokenizer round-trips UTF-8 and replaces a cut character", "[data][text]") {
   const auto tok = byte_tokenizer();
@@ -123,8 +121,8 @@ TEST_CASE("text corpus errors name the file and what to do", "[data][text]") {
   o.path = dir.file("short.txt");
   o.block_size = 8;
   const std::string short_msg = test::input_error_of([&] { text_datasets(o); });
-  CHECK_THAT(short_msg, Catch::Contains("short.txt") && Catch::Contains("fewer than one window") &&
-                            Catch::Contains("block_size"));
+  CHECK_THAT(short_msg,
+             Catch::Contains("short.txt") && Catch::Contains("fewer than one window") && Catch::Contains("block_size"));
   write_text(dir.file("latin1.txt"), "line one\ncaf\xE9 au lait\n");
   o.path = dir.file("latin1.txt");
   const std::string utf_msg = test::input_error_of([&] { text_datasets(o); });
@@ -163,9 +161,11 @@ TEST_CASE("data.text from YAML: the text type, its keys, and bad values", "[data
 
 /// A few KB of sentences drawn from a small vocabulary (a fixed generator: the same text every run).
 std::string synthetic_corpus() {
-  static const char* words[] = {"the",   "cat",  "sat",   "on",    "mat",  "dog",  "ran",    "far",
-                                "away",  "and",  "a",     "big",   "red",  "ball", "\xC3\xA9t\xC3\xA9", "light",
-                                "house", "over", "river", "stone", "tree", "sun",  "moon",   "night"};
+  static const char* words[] = {"the",   "cat",   "sat",  "on",    "mat",
+                                "dog",   "ran",   "far",  "away",  "and",
+                                "a",     "big",   "red",  "ball",  "\xC3\xA9t\xC3\xA9",
+                                "light", "house", "over", "river", "stone",
+                                "tree",  "sun",   "moon", "night"};
   uint32_t state = 12345;
   std::string text;
   for (int line = 0; line < 160; ++line) {
@@ -191,7 +191,7 @@ TEST_CASE("sentencepiece: trained on a corpus, its text round-trips", "[data][te
     const std::vector<int32_t> ids = tok->encode(corpus);
     CHECK(ids.size() < corpus.size() / 2);  // pieces longer than bytes
     CHECK(std::all_of(ids.begin(), ids.end(), [](int32_t id) { return id >= 3 && id < 64; }));  // no <unk>
-    CHECK(tok->decode(ids) == corpus);                                     // spaces and newlines kept
+    CHECK(tok->decode(ids) == corpus);                                                // spaces and newlines kept
     const std::string unseen = "  the red \xC3\xA9t\xC3\xA9\nmoon over  the house!";  // new order, double spaces
     CHECK(tok->decode(tok->encode(unseen)) == unseen);
     CHECK(tok->encode("").empty());
@@ -256,7 +256,8 @@ TEST_CASE("sentencepiece: the text dataset keeps its model and reuses the run fo
   CHECK(make_tokenizer(recorded, run)->vocab_size() == 70);
   CHECK_THROWS_AS(make_tokenizer(o, run), ConfigError);  // a config that names no model
   CHECK_THAT(test::input_error_of([&] { make_tokenizer(recorded, dir.path()); }), Catch::Contains(name));
-  CHECK(make_tokenizer(TextOptions{}, run)->type() == "byte");
+  const TextOptions defaults;
+  CHECK(make_tokenizer(defaults, run)->type() == "byte");
 }
 
 TEST_CASE("sentencepiece: a vocabulary the corpus cannot give is one line naming the key",

@@ -10,6 +10,7 @@
 #include "ingot/data/image_folder.h"
 #include "ingot/data/npy_dataset.h"
 #include "ingot/data/subset_dataset.h"
+#include "ingot/data/text_classification.h"
 #include "ingot/data/text_dataset.h"
 #include "ingot/data/tokens_dataset.h"
 
@@ -105,9 +106,10 @@ DataConfig parse_data_config(const YAML::Node& node, const std::string& file) {
   if (const YAML::Node val = node["validation"]) {
     read_if(val, "fraction", c.validation_fraction);
     if (!(c.validation_fraction > 0.0 && c.validation_fraction < 1.0))
-      throw ConfigError(fmt::format("{}: 'data.validation.fraction' must lie between 0 and 1 (exclusive), got {}: "
-                                    "0.1 holds out a tenth of the training set",
-                                    config::where(file, val), c.validation_fraction));
+      throw ConfigError(
+          fmt::format("{}: 'data.validation.fraction' must lie between 0 and 1 (exclusive), got {}: "
+                      "0.1 holds out a tenth of the training set",
+                      config::where(file, val), c.validation_fraction));
   }
   if (const YAML::Node syn = node["synthetic"]) {
     read_if(syn, "size", c.synthetic.size);
@@ -166,8 +168,8 @@ YAML::Node data_config_yaml(const DataConfig& c) {
     n["synthetic"]["width"] = c.synthetic.width;
     n["synthetic"]["classes"] = c.synthetic.classes;
   } else if (c.section.IsDefined() && !c.section.IsNull()) {  // (a default Node is defined and null)
-    n[c.dataset] = YAML::Clone(c.section);  // the dataset type's own keys (files of csv, npy)
-    if (c.dataset == "image_folder") {  // how images were resized, so that predict does the same
+    n[c.dataset] = YAML::Clone(c.section);                    // the dataset type's own keys (files of csv, npy)
+    if (c.dataset == "image_folder") {                        // how images were resized, so that predict does the same
       if (!n[c.dataset]["resize"]) n[c.dataset]["resize"] = "crop";
       if (!n[c.dataset]["antialias"]) n[c.dataset]["antialias"] = true;
     }
@@ -182,7 +184,8 @@ void add_builtins(DatasetRegistry& r) {
          [](const YAML::Node&, const std::string&, const DataConfig& c, uint64_t) {
            const std::string dir = c.path.empty() ? std::string(kFashionMnistDir) : c.path;
            const Normalize norm = resolved_normalize(c);
-           return DatasetSplits{fashion_mnist(dir, "train", norm), fashion_mnist(dir, "test", norm),
+           return DatasetSplits{fashion_mnist(dir, "train", norm),
+                                fashion_mnist(dir, "test", norm),
                                 {kFashionMnistClasses.begin(), kFashionMnistClasses.end()}};
          },
          "Fashion-MNIST from Debian's dataset-fashion-mnist (data.path: another folder of the IDX files)"});
@@ -205,6 +208,7 @@ void add_builtins(DatasetRegistry& r) {
   register_image_folder_dataset(r);
   register_idx_dataset(r);
   register_text_dataset(r);
+  register_text_classification_dataset(r);
   register_tokens_dataset(r);
 }
 
@@ -224,7 +228,8 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int 
   const DatasetSplits splits = type.make(c.section, "data", c, seed);
   std::shared_ptr<const Dataset> train = splits.train, validation = splits.validation;
   const std::shared_ptr<const Dataset> test = splits.test;
-  INGOT_CHECK_AS(train != nullptr && test != nullptr, InputError, "dataset '{}' gave no train or test split", c.dataset);
+  INGOT_CHECK_AS(train != nullptr && test != nullptr, InputError, "dataset '{}' gave no train or test split",
+                 c.dataset);
   if (validation == nullptr && c.validation_fraction > 0.0) {
     TrainValidationSplit split = split_validation(train, c.validation_fraction, seed);
     train = std::move(split.train);

@@ -10,8 +10,30 @@ namespace ingot::data {
 
 namespace {
 
-/// Token ids [B, T] and targets [B, target...], both int64.
-Batch assemble_ids(const Dataset& dataset, int64_t epoch, int64_t index, std::span<const int64_t> indices) {
+/// The length of the longest sequence of `ids` [b, t] once trailing `pad` ids are cut.
+int64_t longest(const int64_t* ids, int64_t b, int64_t t, int64_t pad) {
+  int64_t most = 1;
+  for (int64_t i = 0; i < b; ++i) {
+    int64_t n = t;
+    while (n > most && ids[i * t + n - 1] == pad) --n;
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+/// The first `t` columns of int64 [b, n], copied row by row (byte work: workers dispatch no op).
+Tensor first_columns(const Tensor& x, int64_t t) {
+  const int64_t b = x.size(0), n = x.size(1);
+  Tensor out = Tensor::empty(Shape{b, t}, DType::I64);
+  for (int64_t i = 0; i < b; ++i)
+    std::memcpy(out.data<int64_t>() + i * t, x.data<int64_t>() + i * n, static_cast<size_t>(t) * sizeof(int64_t));
+  return out;
+}
+
+/// Token ids [B, T] and targets [B, target...], both int64; masked for a masked-language-model
+/// dataset, and cut to the batch's longest sequence when the dataset pads (padding per batch).
+Batch assemble_ids(const Dataset& dataset, uint64_t seed, int64_t epoch, int64_t index,
+                   std::span<const int64_t> indices) {
   const auto b = static_cast<int64_t>(indices.size());
   Shape input_shape{b}, target_shape{b};
   for (int64_t d : dataset.sample_shape()) input_shape.push_back(d);
@@ -20,8 +42,19 @@ Batch assemble_ids(const Dataset& dataset, int64_t epoch, int64_t index, std::sp
   const int64_t in_numel = dataset.sample_numel(), target_numel = dataset.target_shape().numel();
   int64_t* inputs = batch.inputs.data<int64_t>();
   int64_t* targets = batch.targets.data<int64_t>();
-  for (int64_t i = 0; i < b; ++i)
-    dataset.read_ids(indices[static_cast<size_t>(i)], inputs + i * in_numel, targets + i * target_numel);
+  const std::optional<TokenMasking> masking = dataset.masking();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t sample = indices[static_cast<size_t>(i)];
+    dataset.read_ids(sample, inputs + i * in_numel, targets + i * target_numel);
+    if (masking)
+      mask_tokens(*masking, seed, epoch, sample, inputs + i * in_numel, targets + i * target_numel, in_numel);
+  }
+  const int64_t pad = dataset.special_tokens().pad;
+  if (pad < 0 || input_shape.size() != 2) return batch;
+  const int64_t t = longest(inputs, b, in_numel, pad);
+  if (t == in_numel) return batch;
+  batch.inputs = first_columns(batch.inputs, t);
+  if (target_shape.size() == 2) batch.targets = first_columns(batch.targets, t);
   return batch;
 }
 
@@ -29,7 +62,7 @@ Batch assemble_ids(const Dataset& dataset, int64_t epoch, int64_t index, std::sp
 
 Batch assemble_batch(const Dataset& dataset, const Augment& augment, uint64_t seed, int64_t epoch, int64_t index,
                      std::span<const int64_t> indices) {
-  if (dataset.input_dtype() == DType::I64) return assemble_ids(dataset, epoch, index, indices);
+  if (dataset.input_dtype() == DType::I64) return assemble_ids(dataset, seed, epoch, index, indices);
   const Shape sample = dataset.sample_shape();
   const auto b = static_cast<int64_t>(indices.size());
   const int64_t numel = sample.numel();

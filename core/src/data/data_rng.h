@@ -9,7 +9,7 @@
 
 namespace ingot::data {
 
-enum class DataStream : uint32_t { Shuffle = 1, Augment = 2, SyntheticPattern = 3, SyntheticSample = 4 };
+enum class DataStream : uint32_t { Shuffle = 1, Augment = 2, SyntheticPattern = 3, SyntheticSample = 4, TokenMask = 5 };
 
 /// Four random words for (seed, stream, sample, epoch, block): block numbers the 4-word groups
 /// when one sample needs more than four draws.

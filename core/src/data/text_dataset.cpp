@@ -20,7 +20,7 @@ namespace ingot::data {
 namespace {
 
 constexpr uint64_t kMaxCorpusBytes = uint64_t{1} << 32;  // beyond this, tokenize to shards (`tokens`)
-constexpr int64_t kMaxVocab = int64_t{1} << 20;             // ids stay far inside int32
+constexpr int64_t kMaxVocab = int64_t{1} << 20;          // ids stay far inside int32
 // Bumped when training settings change (sentencepiece_tokenizer.cpp): an older run's file is
 // then not taken for a new training.
 constexpr const char* kSentencePieceRecipe = "sentencepiece-1";
@@ -38,47 +38,51 @@ config::Schema tokenizer_schema() {
   return s;
 }
 
-TokenizerOptions tokenizer_options(const YAML::Node& node, const std::string& file) {
+}  // namespace
+
+TokenizerOptions tokenizer_options(const YAML::Node& node, const std::string& file, const std::string& key) {
   TokenizerOptions t;
   const std::string at = config::where(file, node);
   if (node.IsScalar()) {
     if (node.Scalar() == "byte") return t;
     if (node.Scalar() == "sentencepiece")
-      throw ConfigError(fmt::format("{}: data.text.tokenizer: sentencepiece needs a vocab_size: write tokenizer: "
-                                    "{{type: sentencepiece, vocab_size: 8000}}",
-                                    at));
-    throw ConfigError(fmt::format("{}: data.text.tokenizer {} is not known; valid: {}", at,
-                                  config::quote_value(node.Scalar()), kTokenizerForms));
+      throw ConfigError(
+          fmt::format("{}: {}: sentencepiece needs a vocab_size: write tokenizer: "
+                      "{{type: sentencepiece, vocab_size: 8000}}",
+                      at, key));
+    throw ConfigError(
+        fmt::format("{}: {} {} is not known; valid: {}", at, key, config::quote_value(node.Scalar()), kTokenizerForms));
   }
-  if (!node.IsMap())
-    throw ConfigError(fmt::format("{}: data.text.tokenizer must be {}", at, kTokenizerForms));
-  tokenizer_schema().validate(node, file, "data.text.tokenizer");
+  if (!node.IsMap()) throw ConfigError(fmt::format("{}: {} must be {}", at, key, kTokenizerForms));
+  tokenizer_schema().validate(node, file, key);
   t.type = node["type"].Scalar();
   if (t.type == "byte") {
-    INGOT_CHECK_AS(node.size() == 1, ConfigError, "{}: data.text.tokenizer: type byte takes no other key", at);
+    INGOT_CHECK_AS(node.size() == 1, ConfigError, "{}: {}: type byte takes no other key", at, key);
     return t;
   }
   INGOT_CHECK_AS(node["vocab_size"], ConfigError,
-                 "{}: data.text.tokenizer.vocab_size is required with type sentencepiece: the pieces to train "
+                 "{}: {}.vocab_size is required with type sentencepiece: the pieces to train "
                  "(e.g. 8000; a few KB of text give a few hundred at most)",
-                 at);
+                 at, key);
   SentencePieceOptions& sp = t.sentencepiece;
   sp.vocab_size = node["vocab_size"].as<int64_t>();
   if (node["model_type"]) sp.model_type = node["model_type"].Scalar();
   if (node["character_coverage"]) sp.character_coverage = node["character_coverage"].as<double>();
   INGOT_CHECK_AS(sp.character_coverage > 0.0, ConfigError,
-                 "{}: data.text.tokenizer.character_coverage must be above 0 (and at most 1), got {}: 1.0 gives every "
+                 "{}: {}.character_coverage must be above 0 (and at most 1), got {}: 1.0 gives every "
                  "character of the corpus a piece, 0.9995 leaves the rarest to <unk>",
-                 config::where(file, node["character_coverage"]), sp.character_coverage);
+                 config::where(file, node["character_coverage"]), key, sp.character_coverage);
   if (node["model"]) {
     t.model = node["model"].Scalar();
     const std::filesystem::path name(t.model);
     INGOT_CHECK_AS(!t.model.empty() && name == name.filename() && t.model != "." && t.model != "..", ConfigError,
-                   "{}: data.text.tokenizer.model must be a file name in the run folder (the run writes it), got {}",
-                   config::where(file, node["model"]), config::quote_value(t.model));
+                   "{}: {}.model must be a file name in the run folder (the run writes it), got {}",
+                   config::where(file, node["model"]), key, config::quote_value(t.model));
   }
   return t;
 }
+
+namespace {
 
 /// 64-bit FNV-1a: the corpus's fingerprint in a tokenizer's file name (not a security measure).
 uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
@@ -89,11 +93,11 @@ uint64_t fnv1a(std::string_view bytes, uint64_t h = 0xcbf29ce484222325ull) {
 /// The corpus's SentencePiece model: the run folder's (a resume: the same file the run began
 /// with), else trained.
 std::unique_ptr<Tokenizer> corpus_sentencepiece(const SentencePieceOptions& o, const std::string& corpus,
-                                                const std::filesystem::path& saved) {
+                                                const std::filesystem::path& saved, const std::string& key) {
   std::error_code ec;
   if (!saved.parent_path().empty() && std::filesystem::is_regular_file(saved, ec)) return load_sentencepiece(saved);
   log_info("text: training a {} tokenizer of {} pieces on {} bytes", o.model_type, o.vocab_size, corpus.size());
-  return train_sentencepiece(corpus, o, "data.text.tokenizer.vocab_size");
+  return train_sentencepiece(corpus, o, key + ".vocab_size");
 }
 
 /// The text of one file, refused when it is not UTF-8: where, as line and byte.
@@ -102,9 +106,10 @@ std::string read_text_file(const std::filesystem::path& path) {
   const size_t bad = invalid_utf8_at(text);
   if (bad != std::string_view::npos) {
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
-    throw InputError(fmt::format("{}: line {}, byte {}: not UTF-8 ({}); the text dataset refuses it rather than "
-                                 "train on misread bytes: convert the file (e.g. iconv -f latin1 -t utf-8)",
-                                 path.string(), line, bad, printable(std::string_view(text).substr(bad, 8), 8)));
+    throw InputError(
+        fmt::format("{}: line {}, byte {}: not UTF-8 ({}); the text dataset refuses it rather than "
+                    "train on misread bytes: convert the file (e.g. iconv -f latin1 -t utf-8)",
+                    path.string(), line, bad, printable(std::string_view(text).substr(bad, 8), 8)));
   }
   return text;
 }
@@ -114,11 +119,37 @@ std::string read_text_file(const std::filesystem::path& path) {
 TokenWindows::TokenWindows(std::shared_ptr<const std::vector<int32_t>> ids, int64_t begin, int64_t end, int64_t block,
                            int64_t stride, int64_t vocab)
     : ids_(std::move(ids)), begin_(begin), block_(block), stride_(stride), vocab_(vocab) {
-  INGOT_CHECK(block_ >= 1 && stride_ >= 1 && begin_ >= 0 && end >= begin_ &&
-                  end <= static_cast<int64_t>(ids_->size()),
+  INGOT_CHECK(block_ >= 1 && stride_ >= 1 && begin_ >= 0 && end >= begin_ && end <= static_cast<int64_t>(ids_->size()),
               "TokenWindows: bad range [{}, {}) of {} ids, block {}, stride {}", begin_, end, ids_->size(), block_,
               stride_);
   windows_ = end - begin_ >= block_ + 1 ? (end - begin_ - block_ - 1) / stride_ + 1 : 0;
+}
+
+MaskedWindows::MaskedWindows(std::shared_ptr<const std::vector<int32_t>> ids, int64_t begin, int64_t end, int64_t block,
+                             int64_t stride, int64_t vocab, double probability)
+    : ids_(std::move(ids)), begin_(begin), block_(block), stride_(stride), vocab_(vocab), probability_(probability) {
+  INGOT_CHECK(block_ >= 3 && stride_ >= 1 && begin_ >= 0 && end >= begin_ && end <= static_cast<int64_t>(ids_->size()),
+              "MaskedWindows: bad range [{}, {}) of {} ids, block {}, stride {}", begin_, end, ids_->size(), block_,
+              stride_);
+  windows_ = end - begin_ >= block_ - 2 ? (end - begin_ - (block_ - 2)) / stride_ + 1 : 0;
+}
+
+std::optional<TokenMasking> MaskedWindows::masking() const {
+  TokenMasking m;
+  m.probability = probability_;
+  m.mask_id = special_tokens().mask;
+  m.ordinary = vocab_;
+  return m;
+}
+
+void MaskedWindows::read_ids(int64_t index, int64_t* input, int64_t* target) const {
+  INGOT_CHECK_AS(index >= 0 && index < windows_, InputError, "text: window {} of {}", index, windows_);
+  const int32_t* w = ids_->data() + begin_ + index * stride_;
+  const SpecialTokens s = special_tokens();
+  input[0] = s.cls;
+  for (int64_t t = 0; t < block_ - 2; ++t) input[t + 1] = w[t];
+  input[block_ - 1] = s.sep;
+  std::copy(input, input + block_, target);
 }
 
 void TokenWindows::read_ids(int64_t index, int64_t* input, int64_t* target) const {
@@ -168,6 +199,15 @@ TextOptions text_options(const YAML::Node& section, const std::string& file) {
   if (section["block_size"]) o.block_size = section["block_size"].as<int64_t>();
   if (section["stride"]) o.stride = section["stride"].as<int64_t>();
   if (section["test_fraction"]) o.test_fraction = section["test_fraction"].as<double>();
+  if (section["objective"]) o.objective = section["objective"].Scalar();
+  if (section["mask_probability"]) o.mask_probability = section["mask_probability"].as<double>();
+  if (o.objective == "mlm")
+    INGOT_CHECK_AS(o.block_size >= 3, ConfigError,
+                   "{}: data.text.block_size must be at least 3 with objective mlm ([CLS], a token, [SEP]), got {}",
+                   config::where(file, section["block_size"]), o.block_size);
+  INGOT_CHECK_AS(o.mask_probability > 0.0 && o.mask_probability < 1.0, ConfigError,
+                 "{}: data.text.mask_probability must lie between 0 and 1 (exclusive), got {}",
+                 config::where(file, section["mask_probability"]), o.mask_probability);
   if (!(o.test_fraction > 0.0 && o.test_fraction < 1.0))
     throw ConfigError(fmt::format("{}: data.text.test_fraction must lie between 0 and 1 (exclusive), got {}",
                                   config::where(file, section["test_fraction"]), o.test_fraction));
@@ -186,48 +226,65 @@ YAML::Node tokenizer_yaml(const TokenizerOptions& t) {
 }
 
 std::string sentencepiece_file_name(const SentencePieceOptions& o, std::string_view corpus) {
-  const std::string recipe = fmt::format("{} {} {} {}", kSentencePieceRecipe, o.model_type, o.vocab_size,
-                                         o.character_coverage);
+  const std::string recipe =
+      fmt::format("{} {} {} {}", kSentencePieceRecipe, o.model_type, o.vocab_size, o.character_coverage);
   const uint64_t options_hash = fnv1a(std::string_view(recipe.c_str(), recipe.size() + 1));  // (with its NUL)
   return fmt::format("tokenizer-{:016x}.model", fnv1a(corpus, options_hash));
 }
 
+std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerOptions& t, const std::filesystem::path& run_dir,
+                                          const std::string& key) {
+  if (t.type == "byte") return byte_tokenizer();
+  INGOT_CHECK_AS(!t.model.empty(), ConfigError,
+                 "{}: this config names no trained model ({}.model): a sentencepiece tokenizer is trained by ingot "
+                 "run, which records its file in the run's config.resolved.yaml; give the run folder",
+                 key, key);
+  return load_sentencepiece(run_dir / t.model);
+}
+
 std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& o, const std::filesystem::path& run_dir) {
-  if (o.tokenizer.type == "byte") return byte_tokenizer();
-  INGOT_CHECK_AS(!o.tokenizer.model.empty(), ConfigError,
-                 "data.text.tokenizer: this config names no trained model (data.text.tokenizer.model): a "
-                 "sentencepiece tokenizer is trained by ingot run, which records its file in the run's "
-                 "config.resolved.yaml; give the run folder");
-  return load_sentencepiece(run_dir / o.tokenizer.model);
+  return make_tokenizer(o.tokenizer, run_dir);
+}
+
+std::unique_ptr<Tokenizer> corpus_tokenizer(const TokenizerOptions& options, const std::string& corpus,
+                                            const std::filesystem::path& tokenizer_dir, DatasetSplits& splits,
+                                            const std::string& key) {
+  if (options.type != "sentencepiece") return byte_tokenizer();
+  TokenizerOptions resolved = options;
+  resolved.model = sentencepiece_file_name(options.sentencepiece, corpus);
+  std::unique_ptr<Tokenizer> tokenizer =
+      corpus_sentencepiece(options.sentencepiece, corpus,
+                           tokenizer_dir.empty() ? std::filesystem::path() : tokenizer_dir / resolved.model, key);
+  splits.run_files.push_back({resolved.model, tokenizer->serialized_model()});
+  splits.resolved["tokenizer"] = tokenizer_yaml(resolved);
+  return tokenizer;
 }
 
 DatasetSplits text_datasets(const TextOptions& o, const std::filesystem::path& tokenizer_dir) {
   const std::string corpus = read_corpus(o.path);
-  std::unique_ptr<Tokenizer> tokenizer;
   DatasetSplits splits;
-  if (o.tokenizer.type == "sentencepiece") {
-    TokenizerOptions resolved = o.tokenizer;
-    resolved.model = sentencepiece_file_name(o.tokenizer.sentencepiece, corpus);
-    tokenizer = corpus_sentencepiece(o.tokenizer.sentencepiece, corpus,
-                                     tokenizer_dir.empty() ? std::filesystem::path() : tokenizer_dir / resolved.model);
-    splits.run_files.push_back({resolved.model, tokenizer->serialized_model()});
-    splits.resolved["tokenizer"] = tokenizer_yaml(resolved);
-  } else {
-    tokenizer = byte_tokenizer();
-  }
+  const std::unique_ptr<Tokenizer> tokenizer = corpus_tokenizer(o.tokenizer, corpus, tokenizer_dir, splits);
   auto ids = std::make_shared<const std::vector<int32_t>>(tokenizer->encode(corpus));
   const auto n = static_cast<int64_t>(ids->size());
-  const int64_t stride = o.stride > 0 ? o.stride : o.block_size;
+  const bool mlm = o.objective == "mlm";
+  const int64_t tokens_per_window = mlm ? o.block_size - 2 : o.block_size;  // (beside [CLS] and [SEP])
+  const int64_t stride = o.stride > 0 ? o.stride : tokens_per_window;
   const int64_t split = n - std::llround(o.test_fraction * static_cast<double>(n));
-  const int64_t window = o.block_size + 1;
+  const int64_t window = mlm ? o.block_size - 2 : o.block_size + 1;
   for (const auto& [what, tokens] : {std::pair{"training", split}, std::pair{"test", n - split}})
     INGOT_CHECK_AS(tokens >= window, InputError,
-                   "{}: the {} part holds {} tokens, fewer than one window of block_size + 1 = {}: use a longer "
-                   "corpus, or lower data.text.block_size or test_fraction",
-                   o.path, what, tokens, window);
+                   "{}: the {} part holds {} tokens, fewer than one window of {} = {}: use a longer corpus, or "
+                   "lower data.text.block_size or test_fraction",
+                   o.path, what, tokens, mlm ? "block_size - 2" : "block_size + 1", window);
   const int64_t vocab = tokenizer->vocab_size();
-  splits.train = std::make_shared<TokenWindows>(ids, 0, split, o.block_size, stride, vocab);
-  splits.test = std::make_shared<TokenWindows>(ids, split, n, o.block_size, o.block_size, vocab);
+  if (mlm) {
+    splits.train = std::make_shared<MaskedWindows>(ids, 0, split, o.block_size, stride, vocab, o.mask_probability);
+    splits.test =
+        std::make_shared<MaskedWindows>(ids, split, n, o.block_size, o.block_size - 2, vocab, o.mask_probability);
+  } else {
+    splits.train = std::make_shared<TokenWindows>(ids, 0, split, o.block_size, stride, vocab);
+    splits.test = std::make_shared<TokenWindows>(ids, split, n, o.block_size, o.block_size, vocab);
+  }
   return splits;
 }
 
@@ -237,13 +294,16 @@ void register_text_dataset(DatasetRegistry& registry) {
       .any("tokenizer")  // byte, or a map: tokenizer_options checks it
       .integer("block_size", 1, 1 << 20)
       .integer("stride", 1, 1 << 20)
-      .number("test_fraction", 0.0, 1.0);
+      .number("test_fraction", 0.0, 1.0)
+      .string("objective", false, {"next_token", "mlm"})
+      .number("mask_probability", 0.0, 1.0);
   registry.add({"text", std::move(keys),
                 [](const YAML::Node& section, const std::string& file, const DataConfig& c, uint64_t) {
                   return text_datasets(text_options(section, file), c.tokenizer_dir);
                 },
                 "a UTF-8 file or folder, or the King James Bible (path: kjv), as windows of block_size + 1 "
-                "tokens for next-token prediction (data.text: path, tokenizer, block_size, stride, test_fraction)"});
+                "tokens for next-token prediction, or masked windows (objective: mlm) for a BERT (data.text: path, "
+                "tokenizer, block_size, stride, test_fraction, objective, mask_probability)"});
 }
 
 }  // namespace ingot::data

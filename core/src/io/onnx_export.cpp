@@ -9,6 +9,7 @@
 
 #include "ingot/base/error.h"
 #include "ingot/config/type_registry.h"
+#include "onnx_bert_exporters.h"
 #include "onnx_builtin_exporters.h"
 #include "onnx_transformer_exporters.h"
 
@@ -38,6 +39,7 @@ ExporterRegistry& exporter_registry() {
     auto* r = new ExporterRegistry;
     detail::add_builtin_exporters(*r);
     detail::add_transformer_exporters(*r);
+    detail::add_bert_exporters(*r);
     return r;
   }();
   return *registry;
@@ -85,8 +87,9 @@ ExportResult export_onnx(const nn::Module& model, const ExportOptions& options) 
     if (!options.tokenizer.empty()) metadata.emplace_back("tokenizer", options.tokenizer);
     if (!options.tokenizer_model.empty()) metadata.emplace_back("tokenizer_model", options.tokenizer_model);
     metadata.emplace_back("block_size", std::to_string(options.input_shape[0]));
-    metadata.emplace_back("vocab_size", std::to_string(out_shape.back()));
-  } else {
+    if (out_shape.size() == 3) metadata.emplace_back("vocab_size", std::to_string(out_shape.back()));
+  }
+  if (!tokens || out_shape.size() == 2) {  // a classifier, of features or of token sequences
     std::vector<std::string> names = options.class_names;
     if (names.empty())  // classes by number, as `ingot predict` names them
       for (int64_t c = 0; c < out_shape.back(); ++c) names.push_back(std::to_string(c));
@@ -96,8 +99,9 @@ ExportResult export_onnx(const nn::Module& model, const ExportOptions& options) 
       metadata.emplace_back("normalize_mean", fmt::format("[{}]", fmt::join(options.normalize_mean, ", ")));
       metadata.emplace_back("normalize_std", fmt::format("[{}]", fmt::join(options.normalize_std, ", ")));
     }
-    metadata.emplace_back("input_shape", nlohmann::json(options.input_shape.vec()).dump());
+    if (!tokens) metadata.emplace_back("input_shape", nlohmann::json(options.input_shape.vec()).dump());
   }
+  for (const auto& kv : options.extra_metadata) metadata.push_back(kv);
   if (!options.run_name.empty()) metadata.emplace_back("run", options.run_name);
 
   ExportResult r;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ingot/nn/attention.h"
+#include "ingot/nn/bert.h"
 #include "ingot/nn/dropout.h"
 #include "ingot/nn/gpt.h"
 #include "ingot/nn/presets.h"
@@ -35,6 +36,9 @@ const std::map<std::string, std::set<std::string>>& keys_by_kind() {
       {"simple_cnn", {"input_shape", "in_channels", "width", "hidden", "classes", "dropout"}},
       {"resnet", {"input_shape", "in_channels", "depth", "width", "classes"}},
       {"gpt", {"n_layer", "n_head", "n_embd", "block_size", "vocab_size", "bias", "dropout", "rotary"}},
+      {"bert",
+       {"n_layer", "n_head", "n_embd", "intermediate", "block_size", "vocab_size", "pad_id", "head", "classes",
+        "dropout"}},
   };
   return keys;
 }
@@ -166,12 +170,36 @@ GptConfig gpt_options(const YAML::Node& m) {
   return o;
 }
 
+BertConfig bert_options(const YAML::Node& m) {
+  BertConfig o;
+  o.n_layer = int_or(m, "n_layer", o.n_layer);
+  o.n_head = int_or(m, "n_head", o.n_head);
+  o.n_embd = int_or(m, "n_embd", o.n_embd);
+  o.intermediate = int_or(m, "intermediate", 4 * o.n_embd);
+  o.block_size = int_or(m, "block_size", o.block_size);
+  o.vocab_size = int_or(m, "vocab_size", o.vocab_size);
+  o.pad_id = int_or(m, "pad_id", o.pad_id);
+  o.classes = int_or(m, "classes", o.classes);
+  if (m["head"].IsDefined()) o.head = m["head"].Scalar();
+  if (m["dropout"].IsDefined()) o.dropout = m["dropout"].as<double>();
+  return o;
+}
+
 ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input, Generator& gen,
                        Generator* dropout_gen) {
   const std::string preset = m["preset"].Scalar();
   if (preset == "mlp") return make_mlp(mlp_options(m, file), &gen, dropout_gen);
   if (preset == "simple_cnn") return make_simple_cnn(simple_cnn_options(m, file, input), &gen, dropout_gen);
   if (preset == "gpt") return std::make_shared<Gpt>(gpt_options(m), &gen, dropout_gen);
+  if (preset == "bert") {
+    const BertConfig o = bert_options(m);
+    if (o.vocab_size < 1)
+      throw ConfigError(
+          fmt::format("{}: preset bert needs model.vocab_size; a text dataset (text, "
+                      "text_classification) sets it: its tokenizer's ids and 4 special tokens",
+                      where(file, m)));
+    return std::make_shared<Bert>(o, &gen, dropout_gen);
+  }
   return make_resnet(resnet_options(m, file, input), &gen);
 }
 
@@ -180,7 +208,7 @@ ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::
 config::Schema model_schema() {
   config::Schema s;
   s.add(list_field("layers"));
-  s.string("preset", false, {"mlp", "simple_cnn", "resnet", "gpt"});
+  s.string("preset", false, {"mlp", "simple_cnn", "resnet", "gpt", "bert"});
   s.add(list_field("input_shape"));
   s.add(list_field("sizes"));
   s.string("activation", false, {"relu", "gelu", "sigmoid", "tanh"});
@@ -189,6 +217,7 @@ config::Schema model_schema() {
   s.integer("depth", 8, 1000).integer("width", 1, 65536).integer("hidden", 1, 1 << 24);
   s.integer("n_layer", 1, 1024).integer("n_head", 1, 1024).integer("n_embd", 1, 1 << 16);
   s.integer("block_size", 1, 1 << 20).integer("vocab_size", 1, 1 << 24).boolean("bias").boolean("rotary");
+  s.integer("intermediate", 1, 1 << 24).integer("pad_id", -1, 1 << 24).string("head", false, {"classify", "mlm"});
   return s;
 }
 
@@ -207,7 +236,7 @@ ModulePtr build_model(const YAML::Node& m, const std::string& file, Generator& g
   if (has_layers == has_preset) {
     throw ConfigError(
         fmt::format("{}: model: give either 'layers:' (a list of layers) or 'preset:' (mlp, "
-                    "simple_cnn, resnet, gpt){}",
+                    "simple_cnn, resnet, gpt, bert){}",
                     where(file, m), has_layers ? ", not both" : ""));
   }
   const std::string kind = has_layers ? "layers" : m["preset"].Scalar();
@@ -275,6 +304,18 @@ YAML::Node model_config_yaml(const YAML::Node& m, const std::string& file) {
     out["bias"] = o.bias;
     out["dropout"] = o.dropout;
     out["rotary"] = o.rotary;
+  } else if (preset == "bert") {
+    const BertConfig o = bert_options(m);
+    out["n_layer"] = o.n_layer;
+    out["n_head"] = o.n_head;
+    out["n_embd"] = o.n_embd;
+    out["intermediate"] = o.intermediate;
+    out["block_size"] = o.block_size;
+    if (o.vocab_size > 0) out["vocab_size"] = o.vocab_size;  // else the data's, once it is read
+    out["pad_id"] = o.pad_id;
+    out["head"] = o.head;
+    if (o.head == "classify") out["classes"] = o.classes;
+    out["dropout"] = o.dropout;
   }
   return out;
 }
@@ -283,6 +324,7 @@ void set_dropout_generator(Module& model, Generator* gen) {
   for (auto& [name, m] : model.named_modules()) {
     if (auto* d = dynamic_cast<Dropout*>(m)) d->set_generator(gen);
     if (auto* a = dynamic_cast<MultiheadAttention*>(m)) a->set_generator(gen);
+    if (auto* b = dynamic_cast<BertLayer*>(m)) b->set_generator(gen);
   }
 }
 

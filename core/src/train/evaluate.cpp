@@ -6,6 +6,8 @@
 #include "ingot/amp/autocast.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/nn/loss.h"
+#include "ingot/ops/elementwise.h"
+#include "ingot/ops/reduce.h"
 #include "ingot/train/device_feeder.h"
 
 namespace ingot::train {
@@ -35,7 +37,9 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
       correct += nn::accuracy_count(logits.reshape(Shape{-1, classes}), batch->targets.reshape(Shape{-1}));
     else
       r.confusion.add(logits, batch->targets);
-    r.samples += batch->targets.numel();
+    // (positions without a target, a masked language model's unmasked tokens, count for neither)
+    r.samples += r.tokens ? static_cast<int64_t>(sum(ne(batch->targets, Scalar(int64_t{-100})).to(DType::I64)).item())
+                          : batch->targets.numel();
   }
   model.train(was_training);
   r.loss = r.samples > 0 ? loss_sum / static_cast<double>(r.samples) : 0.0;

@@ -32,7 +32,9 @@ OutputKey output_key(const YAML::Node& m) {
   if (m["preset"].IsDefined() && m["preset"].Scalar() == "mlp" && m["sizes"].IsDefined() && m["sizes"].IsSequence() &&
       m["sizes"].size() > 0)
     return {"model.sizes[-1] (the last size)", m["sizes"][m["sizes"].size() - 1]};
-  if (m["preset"].IsDefined() && m["preset"].Scalar() == "gpt")
+  const bool bert_mlm =
+      m["preset"].IsDefined() && m["preset"].Scalar() == "bert" && m["head"].IsDefined() && m["head"].Scalar() == "mlm";
+  if (m["preset"].IsDefined() && (m["preset"].Scalar() == "gpt" || bert_mlm))
     return {"model.vocab_size", m["vocab_size"].IsDefined() ? m["vocab_size"] : m};
   if (m["classes"].IsDefined()) return {"model.classes", m["classes"]};
   return {"model.classes", m};
@@ -65,13 +67,15 @@ void check_model_fits_data(const nn::Module& model, const YAML::Node& m, const s
                             std::equal(expected.begin(), expected.end() - 1, output.begin());
     if (vocab_only) {
       const OutputKey key = output_key(m);
-      throw ConfigError(fmt::format("{}: the model gives {} logits per position but the data's vocabulary has {} "
-                                    "tokens: set {} to {}",
-                                    config::where(file, key.node), output.back(), classes, key.name, classes));
+      throw ConfigError(
+          fmt::format("{}: the model gives {} logits per position but the data's vocabulary has {} "
+                      "tokens: set {} to {}",
+                      config::where(file, key.node), output.back(), classes, key.name, classes));
     }
-    throw ConfigError(fmt::format("{}: the model gives {} for one sample of {} token ids, not {} (logits per "
-                                  "position over the {}-token vocabulary)",
-                                  at, output.str(), sample.str(), expected.str(), classes));
+    throw ConfigError(
+        fmt::format("{}: the model gives {} for one sample of {} token ids, not {} (logits per "
+                    "position over the {}-token vocabulary)",
+                    at, output.str(), sample.str(), expected.str(), classes));
   }
   if (output.size() == 2 && output[0] == 1 && output[1] == classes) return;
   if (output.size() != 2 || output[0] != 1)

@@ -49,9 +49,23 @@
 namespace ingot::train {
 namespace {
 
-/// The preset key the data's class count sets: a language model's vocabulary, else its classes.
-const char* classes_key(const YAML::Node& model) {
-  return model["preset"] && model["preset"].Scalar() == "gpt" ? "vocab_size" : "classes";
+/// The preset keys the data sets when the config leaves them out: a language model's vocabulary,
+/// a classifier's classes, and a BERT's vocabulary and padding token as well.
+std::map<std::string, int64_t> data_model_defaults(const YAML::Node& model, const data::Dataset& data) {
+  std::map<std::string, int64_t> keys;
+  if (!model["preset"] || model["preset"].Scalar() == "mlp") return keys;
+  const std::string preset = model["preset"].Scalar();
+  if (preset == "gpt") {
+    keys["vocab_size"] = data.num_classes();
+  } else if (preset == "bert") {
+    keys["vocab_size"] = data.vocab_size();
+    if (const int64_t pad = data.special_tokens().pad; pad >= 0) keys["pad_id"] = pad;
+    if (!model["head"] || model["head"].Scalar() != "mlm") keys["classes"] = data.num_classes();
+  } else {
+    keys["classes"] = data.num_classes();
+  }
+  for (auto it = keys.begin(); it != keys.end();) it = model[it->first] ? keys.erase(it) : std::next(it);
+  return keys;
 }
 
 }  // namespace
@@ -79,12 +93,12 @@ std::unique_ptr<PipelineState> build_pipeline(const config::Config& cfg, Device 
   // With what the dataset made (its tokenizer's file), for the run's config; reset rebinds (`=`
   // between nodes would write into the config's tree).
   s->data.section.reset(s->loaders.section);
-  // A conv preset without `classes` gets the data's (what the run records in config.resolved.yaml).
+  // A preset without `classes` (or a language model's vocab_size) gets the data's (what the run
+  // records in config.resolved.yaml).
   const YAML::Node model_node = cfg.node("model");
-  if (model_node["preset"] && model_node["preset"].Scalar() != "mlp" && !model_node[classes_key(model_node)])
-    s->inferred_classes = s->loaders.train->dataset().num_classes();
+  s->inferred_model_keys = data_model_defaults(model_node, s->loaders.train->dataset());
   std::string init_report;
-  s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen, &init_report, s->inferred_classes);
+  s->model = build_model_on(cfg, device, s->init_gen, s->dropout_gen, &init_report, s->inferred_model_keys);
   if (!init_report.empty()) out << init_report << "\n";
   if (s->train.amp.enabled) {
     if (const std::string why = amp::autocast_unsupported_reason(device, s->train.amp.dtype); !why.empty())
@@ -243,7 +257,7 @@ void open_run(PipelineState& s, const config::BackendSelection& backends, const 
   YAML::Node resolved = YAML::Clone(cfg.root());
   resolved["data"] = data::data_config_yaml(s.data);
   resolved["train"]["loss"] = s.train.loss.resolved;
-  if (s.inferred_classes) resolved["model"][classes_key(resolved["model"])] = *s.inferred_classes;
+  for (const auto& [key, value] : s.inferred_model_keys) resolved["model"][key] = value;
   const YAML::Node split = s.train.optimizer["no_decay_on_bias_and_norm"];
   resolved["train"]["optimizer"] = optim::optimizer_to_yaml(*s.optimizer, !split || split.as<bool>());
   resolved["train"]["scheduler"] = s.schedule->to_yaml();
@@ -472,11 +486,11 @@ std::string load_init_from(const config::Config& cfg, nn::Module& model) {
 }
 
 nn::ModulePtr build_model_on(const config::Config& cfg, Device device, Generator& init_gen, Generator& dropout_gen,
-                             std::string* init_report, std::optional<int64_t> classes) {
+                             std::string* init_report, const std::map<std::string, int64_t>& defaults) {
   YAML::Node node = cfg.node("model");
-  if (classes) {
+  if (!defaults.empty()) {
     node = YAML::Clone(node);
-    node[classes_key(node)] = *classes;
+    for (const auto& [key, value] : defaults) node[key] = value;
   }
   const nn::ModulePtr model = nn::build_model(node, cfg.file(), init_gen, &dropout_gen);
   const std::string report = load_init_from(cfg, *model);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,8 +67,9 @@ struct PipelineState {
   /// The run's memory: the progress bar's and metrics' numbers, stage peaks, the memory report.
   std::unique_ptr<MemoryWatch> memory_watch;
   std::vector<std::string> class_names;
-  /// model.classes taken from the data (a conv preset whose config leaves it out).
-  std::optional<int64_t> inferred_classes;
+  /// Model keys taken from the data (a preset's classes, vocab_size, pad_id) where the config leaves
+  /// them out.
+  std::map<std::string, int64_t> inferred_model_keys;
   std::vector<std::unique_ptr<PipelineStage>> stages;
 
   /// `parallel:` and the group this process belongs to (null: one process; owned by the caller).

@@ -5,12 +5,27 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ingot/data/token_masking.h"
 #include "ingot/tensor/tensor.h"
 
 namespace ingot::data {
+
+/// The ids a dataset of token sequences adds after its tokenizer's (-1: none): what pads a short
+/// sequence, opens and closes one, and stands for a masked token (BERT's [PAD], [CLS], [SEP],
+/// [MASK]).
+struct SpecialTokens {
+  int64_t pad = -1, cls = -1, sep = -1, mask = -1;
+  int64_t ordinary = 0;  ///< ids below this are the tokenizer's own
+};
+
+/// The four special tokens placed after a tokenizer of `vocab` ids: [PAD] = vocab, [CLS] = vocab
+/// + 1, [SEP] = vocab + 2, [MASK] = vocab + 3 (so the model's vocabulary is vocab + 4).
+inline SpecialTokens special_tokens_after(int64_t vocab) { return {vocab, vocab + 1, vocab + 2, vocab + 3, vocab}; }
+inline constexpr int64_t kSpecialTokenCount = 4;
 
 /// A map-style dataset. Implementations are read-only after construction: `read` and `read_ids`
 /// are called from several loader workers at once.
@@ -35,6 +50,15 @@ class Dataset {
   /// Copies sample `index`'s token ids (sample_numel() of them) to `input` and its targets
   /// (target_shape().numel(), at least 1) to `target`. I64 datasets only; thread-safe.
   virtual void read_ids(int64_t index, int64_t* input, int64_t* target) const;
+  /// Token datasets: the ids a model's embedding must hold (the tokenizer's and the special
+  /// tokens); 0 for f32 datasets.
+  virtual int64_t vocab_size() const { return 0; }
+  /// Token datasets: the special ids. With a pad id, sequences are padded to sample_shape()'s
+  /// length by read_ids, and the loader trims every batch to its longest sequence.
+  virtual SpecialTokens special_tokens() const { return {}; }
+  /// The masked-language-model objective the loader applies to each sample's ids (the sample's
+  /// targets are then its ids before masking), or none.
+  virtual std::optional<TokenMasking> masking() const { return std::nullopt; }
 
   int64_t sample_numel() const { return sample_shape().numel(); }
 };
@@ -43,6 +67,8 @@ class Dataset {
 class TokenDataset : public Dataset {
  public:
   DType input_dtype() const override { return DType::I64; }
+  /// A language model's: its classes are the vocabulary (a classifier of sequences overrides it).
+  int64_t vocab_size() const override { return num_classes(); }
   int64_t read(int64_t index, float* image) const override;
   float pad_value(int64_t channel) const override;
 };

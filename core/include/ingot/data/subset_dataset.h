@@ -23,6 +23,9 @@ class SubsetDataset final : public Dataset {
   DType input_dtype() const override { return base_->input_dtype(); }
   Shape target_shape() const override { return base_->target_shape(); }
   void read_ids(int64_t index, int64_t* input, int64_t* target) const override;
+  int64_t vocab_size() const override { return base_->vocab_size(); }
+  SpecialTokens special_tokens() const override { return base_->special_tokens(); }
+  std::optional<TokenMasking> masking() const override { return base_->masking(); }
 
   const std::vector<int64_t>& indices() const { return indices_; }
 

@@ -33,9 +33,33 @@ struct TokenizerOptions {
 struct TextOptions {
   std::string path = "kjv";  ///< a UTF-8 file, a folder of them, or "kjv" (Debian's bible-kjv-text)
   TokenizerOptions tokenizer;
-  int64_t block_size = 128;   ///< tokens per sample
-  int64_t stride = 0;         ///< tokens between window starts; 0 = block_size
+  int64_t block_size = 128;  ///< tokens per sample
+  int64_t stride = 0;        ///< tokens between window starts; 0 = block_size
   double test_fraction = 0.1;
+  /// next_token (a GPT's windows of block_size + 1), or mlm: BERT's masked language model —
+  /// [CLS] + block_size - 2 tokens + [SEP], masked by the loader (token_masking.h).
+  std::string objective = "next_token";
+  double mask_probability = 0.15;  ///< mlm: the share of tokens chosen for prediction
+};
+
+/// BERT's pretraining samples: [CLS] ids[begin + i*stride, + block - 2) [SEP], the special
+/// tokens after the tokenizer's `vocab` ids; the targets are the ids, which the loader masks.
+class MaskedWindows final : public TokenDataset {
+ public:
+  MaskedWindows(std::shared_ptr<const std::vector<int32_t>> ids, int64_t begin, int64_t end, int64_t block,
+                int64_t stride, int64_t vocab, double probability);
+  int64_t size() const override { return windows_; }
+  Shape sample_shape() const override { return Shape{block_}; }
+  Shape target_shape() const override { return Shape{block_}; }
+  int64_t num_classes() const override { return vocab_ + kSpecialTokenCount; }
+  SpecialTokens special_tokens() const override { return special_tokens_after(vocab_); }
+  std::optional<TokenMasking> masking() const override;
+  void read_ids(int64_t index, int64_t* input, int64_t* target) const override;
+
+ private:
+  std::shared_ptr<const std::vector<int32_t>> ids_;
+  int64_t begin_, block_, stride_, vocab_, windows_;
+  double probability_;
 };
 
 /// Windows of an in-memory token stream: sample i reads ids[begin + i*stride, + block + 1).
@@ -63,6 +87,17 @@ std::string read_corpus(const std::string& path);
 /// The options of a `data.text:` section; ConfigError for bad values, naming the key.
 TextOptions text_options(const YAML::Node& section, const std::string& file);
 
+/// `<section>.tokenizer` (`byte`, or the sentencepiece map); ConfigError naming the key.
+TokenizerOptions tokenizer_options(const YAML::Node& node, const std::string& file,
+                                   const std::string& key = "data.text.tokenizer");
+
+/// The tokenizer of `corpus`: byte, or a SentencePiece model read from `tokenizer_dir` when it
+/// holds this corpus's file (a resume), else trained on it; a SentencePiece model is added to
+/// `splits.run_files` and named in `splits.resolved["tokenizer"]`.
+std::unique_ptr<Tokenizer> corpus_tokenizer(const TokenizerOptions& options, const std::string& corpus,
+                                            const std::filesystem::path& tokenizer_dir, DatasetSplits& splits,
+                                            const std::string& key = "data.text.tokenizer");
+
 /// `options` as config.resolved.yaml writes `data.text.tokenizer`: `byte`, or the map with every
 /// default filled in (and `model:` when set).
 YAML::Node tokenizer_yaml(const TokenizerOptions& options);
@@ -76,6 +111,9 @@ std::string sentencepiece_file_name(const SentencePieceOptions& options, std::st
 /// byte, or the SentencePiece model `options.model` names in `run_dir`. InputError when that file
 /// is missing; ConfigError when a sentencepiece tokenizer names no model (a config, not a run's).
 std::unique_ptr<Tokenizer> make_tokenizer(const TextOptions& options, const std::filesystem::path& run_dir);
+/// The same for the tokenizer section `key` of any text dataset (text_classification's).
+std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerOptions& options, const std::filesystem::path& run_dir,
+                                          const std::string& key = "data.text.tokenizer");
 
 /// The train and test windows of the corpus. A SentencePiece tokenizer is read from
 /// `tokenizer_dir` (the run folder) when it holds the file of this corpus and these options (a

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ingot/io/onnx_graph.h"
@@ -62,9 +63,11 @@ struct ExportOptions {
   std::vector<std::string> class_names;  ///< metadata "class_names" (a JSON list); empty: "0", "1", ...
   std::vector<float> normalize_mean;     ///< metadata "normalize_mean" / "normalize_std" (JSON lists)
   std::vector<float> normalize_std;
-  std::string tokenizer;         ///< metadata "tokenizer" of token ids ("byte", "sentencepiece"); empty: none
-  std::string tokenizer_model;   ///< metadata "tokenizer_model": a trained tokenizer's file in the run folder
-  std::string run_name;          ///< metadata "run"
+  std::string tokenizer;        ///< metadata "tokenizer" of token ids ("byte", "sentencepiece"); empty: none
+  std::string tokenizer_model;  ///< metadata "tokenizer_model": a trained tokenizer's file in the run folder
+  std::string run_name;         ///< metadata "run"
+  /// More metadata, as given (a BERT's special token ids).
+  std::vector<std::pair<std::string, std::string>> extra_metadata;
   std::string producer_version;  ///< ModelProto.producer_version
 };
 

@@ -40,11 +40,11 @@ std::string load_init_from(const config::Config& config, nn::Module& model);
 
 /// The config's model: built (weights from `init_gen`, dropout masks from `dropout_gen`), its
 /// `init_from:` weights loaded (what was loaded in `init_report`, if given), moved to `device`.
-/// `classes`: sets model.classes (a conv preset's output count; a gpt's vocab_size) when the config
-/// leaves it out.
+/// `defaults`: model keys the data sets (a preset's classes; a language model's vocab_size; a
+/// BERT's pad_id), where the config leaves them out.
 /// What `ingot run` and `ingot bench` share.
 nn::ModulePtr build_model_on(const config::Config& config, Device device, Generator& init_gen, Generator& dropout_gen,
-                             std::string* init_report = nullptr, std::optional<int64_t> classes = std::nullopt);
+                             std::string* init_report = nullptr, const std::map<std::string, int64_t>& defaults = {});
 
 /// True when the config asks for a pipeline (data, model, train or stages) rather than only the
 /// smoke check of the backends.

@@ -1,0 +1,79 @@
+// A BERT's weights, saved as Ingot saves them, load into transformers' BertForSequenceClassification
+// (strictly) and BertForMaskedLM (strictly but for the tied decoder) built from the same shape,
+// and give the same logits on padded ids. Needs torch and transformers: the bench venv
+// (build/torch-venv, see bench/compare); reported skipped without it, as in CI.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ingot/io/safetensors.h"
+#include "ingot/nn/bert.h"
+#include "test_support.h"
+
+namespace ingot {
+namespace {
+
+std::string capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  return pclose(p) == 0 ? out : std::string();
+}
+
+TEST_CASE("bert loads into transformers' BertForSequenceClassification and BertForMaskedLM, same logits",
+          "[nn][bert][hf]") {
+  const std::string python = INGOT_TORCH_PYTHON;
+  if (std::system(fmt::format("{} -c 'import transformers, safetensors' > /dev/null 2>&1", python).c_str()) != 0) {
+    test::skip("no Python with torch and transformers at " + python + " (bench/compare installs the bench venv)");
+    return;
+  }
+  for (const char* head : {"classify", "mlm"}) {
+    INFO("head " << head);
+    nn::BertConfig c;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.n_embd = 16;
+    c.intermediate = 24;
+    c.block_size = 10;
+    c.vocab_size = 30;
+    c.pad_id = 26;
+    c.classes = 3;
+    c.head = head;
+    Generator gen(4);
+    nn::Bert model(c, &gen);
+    model.eval();
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / fmt::format("ingot_bert_hf_{}.safetensors", ::getpid());
+    io::save_safetensors(file, model.state_dict(), io::Metadata{{"format", "pt"}});
+    const std::vector<std::vector<int64_t>> ids{{27, 3, 7, 1, 28, 26, 26}, {27, 12, 5, 9, 2, 4, 28}};
+    const nlohmann::json config{{"n_layer", c.n_layer},
+                                {"n_head", c.n_head},
+                                {"n_embd", c.n_embd},
+                                {"intermediate", c.intermediate},
+                                {"block_size", c.block_size},
+                                {"vocab_size", c.vocab_size},
+                                {"pad_id", c.pad_id},
+                                {"classes", c.classes},
+                                {"head", c.head}};
+    const std::string out = capture(fmt::format("{} {} {} '{}' '{}'", python, INGOT_BERT_HF_PY, file.string(),
+                                                config.dump(), nlohmann::json(ids).dump()));
+    std::filesystem::remove(file);
+    REQUIRE(!out.empty());  // (the script failed: loading refused a name or a shape)
+    std::vector<int64_t> flat_ids;
+    for (const auto& row : ids) flat_ids.insert(flat_ids.end(), row.begin(), row.end());
+    const Tensor logits = model(Tensor::from_vector(flat_ids, Shape{2, 7}));
+    const std::vector<float> theirs = nlohmann::json::parse(out).at("logits");
+    INGOT_REQUIRE_CLOSE(logits.reshape(Shape{-1}),
+                        Tensor::from_vector(theirs, Shape{static_cast<int64_t>(theirs.size())}), 1e-5, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace ingot
