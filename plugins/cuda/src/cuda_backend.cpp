@@ -52,6 +52,8 @@ bool implemented(int32_t op) {
     case INGOT_OP_BERNOULLI: case INGOT_OP_NORMAL: case INGOT_OP_DROPOUT:
     // QUANTIZED (k_quant.cu; QLINEAR: op_qlinear.cpp). QCONV2D is declined: it runs on the host.
     case INGOT_OP_QUANTIZE: case INGOT_OP_DEQUANTIZE: case INGOT_OP_QLINEAR:
+    // ATTENTION (k_attention.cu)
+    case INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION: case INGOT_OP_SCALED_DOT_PRODUCT_ATTENTION_BWD:
       return true;
     default:
       return false;
@@ -89,6 +91,8 @@ Family family_of(int32_t op) {
       return {optim_supports, optim_run};
     case INGOT_FAMILY_QUANTIZED:
       return {quant_supports, quant_run};
+    case INGOT_FAMILY_ATTENTION:
+      return {attention_supports, attention_run};
     default:
       return {nullptr, nullptr};
   }

@@ -49,6 +49,7 @@ INGOT_CUDA_FAMILY(sort)      // k_sort.cu: SORT TOPK
 INGOT_CUDA_FAMILY(rng)       // k_rng.cu: UNIFORM BERNOULLI NORMAL DROPOUT
 INGOT_CUDA_FAMILY(optim)     // k_optim.cu: GLOBAL_NORM SGD_UPDATE ADAM_UPDATE
 INGOT_CUDA_FAMILY(quant)     // k_quant.cu: QUANTIZE DEQUANTIZE (QLINEAR: op_qlinear.cpp)
+INGOT_CUDA_FAMILY(attention)  // k_attention.cu: SCALED_DOT_PRODUCT_ATTENTION and its backward
 
 #undef INGOT_CUDA_FAMILY
 
