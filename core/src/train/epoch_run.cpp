@@ -113,8 +113,7 @@ void EpochRun::micro_batch(const data::Batch& batch) {
 void EpochRun::count(const data::Batch& batch, double value) {
   ++epoch_batches_;
   ++micro_;
-  // (token models count tokens: a sequence classifier's [B, T] inputs, not its [B] labels)
-  group_images_ += batch.inputs.dtype() == DType::I64 ? batch.inputs.numel() : batch.targets.numel();
+  group_images_ += batch.units();
   if (std::isfinite(value)) {
     group_loss_ += value;
     epoch_loss_ += value;

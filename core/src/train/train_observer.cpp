@@ -21,7 +21,7 @@ void TrainObserver::micro_batch_done(const data::Batch& batch, double mean_loss,
     ctx_.progress->set_status(scaler_->skipped_steps() > 0 ? fmt::format("scale {:g} ({} skipped)",
                                                                          scaler_->get_scale(), scaler_->skipped_steps())
                                                            : fmt::format("scale {:g}", scaler_->get_scale()));
-  ctx_.progress->update(batch.index + 1, batch.targets.numel(), mean_loss, lr);
+  ctx_.progress->update(batch.index + 1, batch.units(), mean_loss, lr);
 }
 
 void TrainObserver::step_skipped(const std::string& what) const {

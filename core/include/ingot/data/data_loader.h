@@ -39,6 +39,9 @@ struct Batch {
   Tensor targets;
   int64_t epoch = 0;
   int64_t index = 0;
+  /// What throughput counts: the token ids of a token batch (a sequence classifier's [B, T]
+  /// inputs, not its [B] labels), else the samples.
+  int64_t units() const { return inputs.dtype() == DType::I64 ? inputs.numel() : targets.numel(); }
 };
 
 /// Reads `indices` of `dataset` into a new batch, augmenting sample i with the draw of
