@@ -89,7 +89,7 @@ train:
 stages: [train, evaluate, save]
 YAML
 "$ingot" run mlm.yaml --runs-dir "$work/runs" > out.txt 2>&1 || { cat out.txt; fail "mlm pretraining"; }
-grep -q "perplexity" out.txt || fail "mlm: no perplexity: $(cat out.txt)"
+grep -q "masked-token accuracy .* perplexity" out.txt || fail "mlm: no masked-token accuracy and perplexity: $(cat out.txt)"
 run name=finetuned 'init_from={path: runs/mlm/model.safetensors, strict: false}' train.steps=20
 grep -q "init_from .*loaded" "$work/out.txt" && grep -q "missing.*classifier.weight" "$work/out.txt" ||
   fail "fine-tuning did not start from the pretrained encoder: $(cat "$work/out.txt")"

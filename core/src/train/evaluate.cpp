@@ -24,6 +24,7 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   const amp::AutocastRegion region(autocast ? amp->dtype : DType::BF16, model.parameters(), autocast);
   EvalResult r;
   r.tokens = !loader.dataset().target_shape().empty();
+  r.masked = loader.dataset().masking().has_value();
   const int64_t classes = loader.dataset().num_classes();
   if (!r.tokens) r.confusion = ConfusionMatrix(classes, std::move(class_names));
   double loss_sum = 0.0;

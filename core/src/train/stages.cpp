@@ -18,12 +18,13 @@
 namespace ingot::train {
 namespace {
 
-/// "N samples  accuracy A%  loss L" (a language model's: tokens, next-token accuracy, perplexity).
+/// "N samples  accuracy A%  loss L" (a language model's: tokens, next-token or masked-token
+/// accuracy, perplexity).
 std::string metrics_text(const EvalResult& r) {
   // (+ 0.0 turns a loss of -0.0 into 0.0, which prints without a sign)
   if (r.tokens)
-    return fmt::format("{} tokens  next-token accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}", r.samples,
-                       100.0 * r.accuracy, r.loss + 0.0, r.perplexity());
+    return fmt::format("{} tokens  {} accuracy {:.2f}%  loss {:.4f}  perplexity {:.2f}", r.samples,
+                       r.masked ? "masked-token" : "next-token", 100.0 * r.accuracy, r.loss + 0.0, r.perplexity());
   return fmt::format("{} samples  accuracy {:.2f}%  loss {:.4f}", r.samples, 100.0 * r.accuracy, r.loss + 0.0);
 }
 

@@ -19,8 +19,10 @@ struct EvalResult {
   int64_t samples = 0;  ///< samples, or target tokens when `tokens`
   double seconds = 0.0;
   ConfusionMatrix confusion{1};  ///< of the classes; not kept for a vocabulary (`tokens`)
-  /// A target per position (a language model): accuracy is the next-token one.
+  /// A target per position (a language model): accuracy is the next-token one, or the masked-token
+  /// one when `masked` (a masked language model's: only chosen positions have a target).
   bool tokens = false;
+  bool masked = false;
   double perplexity() const { return std::exp(loss); }
 };
 
