@@ -5,9 +5,10 @@ torch.compile after its warm-up), bf16 autocast against f32, peak step memory at
 step holds at its peak beyond what it started with: Ingot's allocator counters — its caching
 allocator keeps freed blocks, so its resident set does not move — and PyTorch's resident-set
 high-water mark, as its CPU allocator returns memory to the system), gradient
-checkpointing per block, the attention op forward + backward at T 1024, and batch-1 greedy
-generation through the KV cache against Hugging Face's GPT2LMHeadModel.generate. Runs alternate;
-each number is the median of --runs runs.
+checkpointing per block, the attention op forward + backward at T 1024, batch-1 greedy
+generation through the KV cache against Hugging Face's GPT2LMHeadModel.generate, and a BERT
+classifier of the same shape at T 128, batch 16 against transformers' BertForSequenceClassification.
+Runs alternate; each number is the median of --runs runs.
 
     bench/compare_gpt.py [--runs 3] [--python build/torch-venv/bin/python] [--build build] [--quick]
 
@@ -58,6 +59,11 @@ def main():
         "ingot generate": [step, "--generate", "200"],
         "torch generate": torch + ["--generate", "200"],
         "torch attention": torch + ["--attention", "--steps", "3"],
+        "ingot bert": [step, "--bert", "--block", "128", "--batch", "16"] + steps,
+        "torch bert eager": torch + ["--bert", "--mode", "eager", "--block", "128", "--batch", "16"] + steps,
+        "torch bert compile": torch + ["--bert", "--mode", "compile", "--block", "128", "--batch", "16"] + steps,
+        "ingot bert bf16": [step, "--bert", "--bf16", "--block", "128", "--batch", "16"] + steps,
+        "torch bert bf16": torch + ["--bert", "--mode", "bf16", "--block", "128", "--batch", "16"] + steps,
     }
     results = {k: [] for k in jobs}
     results["ingot attention"] = []
@@ -105,6 +111,13 @@ def main():
                  at_t / at_i, ">= 1.2"))
     g_i, g_t = med("ingot generate", "tokens_per_s"), med("torch generate", "tokens_per_s")
     rows.append(("batch-1 generation, 200 tokens (tokens/s)", f"{g_i:.0f}", f"{g_t:.0f} (HF generate)", g_i / g_t, ">= 2"))
+    b = {k: med(k, "tokens_per_s") for k in ("ingot bert", "torch bert eager", "torch bert compile", "ingot bert bf16",
+                                            "torch bert bf16")}
+    rows.append(("BERT classifier training tokens/s, T 128, batch 16, f32", f"{b['ingot bert']:.0f}",
+                 f"eager {b['torch bert eager']:.0f}, compile {b['torch bert compile']:.0f}",
+                 b["ingot bert"] / max(b["torch bert eager"], b["torch bert compile"]), "—"))
+    rows.append(("BERT classifier, bf16 autocast tokens/s", f"{b['ingot bert bf16']:.0f}",
+                 f"bf16 {b['torch bert bf16']:.0f}", b["ingot bert bf16"] / b["torch bert bf16"], "—"))
     version = results["torch eager"][0].get("torch", "?")
     print(f"\nGPT 6 x 6 x 384, byte vocabulary, 2 threads, median of {a.runs} alternating runs; PyTorch {version}\n")
     print("| what | Ingot | PyTorch | ratio | target |")

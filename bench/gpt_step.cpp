@@ -1,18 +1,22 @@
 // GPT training steps, generation and peak memory on Ingot, for bench/compare_gpt.py: one JSON
 // line per run. The model is nn::Gpt (GPT-2 shape), AdamW, cross-entropy over [B, T, V] logits,
 // random tokens; the weights are drawn from a seed (speed does not depend on their values).
+// --bert trains a BERT sequence classifier of the same shape instead (nn::Bert, 2 classes,
+// dropout 0.1 as BERT's recipe, a [PAD] id that the random tokens never hold).
 //
-//   gpt_step --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps 10 [--bf16] [--checkpoint]
+//   gpt_step --layers 6 --heads 6 --embd 384 --block 256 --batch 8 --steps 10 [--bf16] [--checkpoint] [--bert]
 //   gpt_step ... --generate 200 (batch-1 sampling through the KV cache after a 1-token prompt)
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ingot/amp/autocast.h"
+#include "ingot/nn/bert.h"
 #include "ingot/nn/checkpoint.h"
 #include "ingot/nn/generate.h"
 #include "ingot/nn/gpt.h"
@@ -76,18 +80,33 @@ int main(int argc, char** argv) {
   const int64_t batch = arg(argc, argv, "--batch", 8), steps = arg(argc, argv, "--steps", 10);
   const int64_t warmup = arg(argc, argv, "--warmup", 2), gen_tokens = arg(argc, argv, "--generate", 0);
   const bool bf16 = flag(argc, argv, "--bf16"), checkpoint = flag(argc, argv, "--checkpoint");
+  const bool bert = flag(argc, argv, "--bert");
   Generator gen(1);
-  nn::Gpt model(c, &gen);
+  nn::Gpt gpt(c, &gen);
+  std::unique_ptr<nn::Bert> bert_model;
+  if (bert) {
+    nn::BertConfig b;
+    b.n_layer = c.n_layer;
+    b.n_head = c.n_head;
+    b.n_embd = c.n_embd;
+    b.block_size = c.block_size;
+    b.vocab_size = c.vocab_size + 4;
+    b.pad_id = c.vocab_size;
+    b.classes = 2;
+    bert_model = std::make_unique<nn::Bert>(b, &gen, &gen);
+  }
+  nn::Module& model = bert ? static_cast<nn::Module&>(*bert_model) : gpt;
   if (gen_tokens > 0) {
     nn::SamplingOptions o;
     o.temperature = 0.0;
     o.max_tokens = std::min<int64_t>(gen_tokens, c.block_size - 1);
-    nn::generate(model, {1}, o);  // warm-up
+    nn::generate(gpt, {1}, o);  // warm-up
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<int32_t> out = nn::generate(model, {1}, o);
+    const std::vector<int32_t> out = nn::generate(gpt, {1}, o);
     const double s = seconds_since(t0);
-    std::printf("{\"side\": \"ingot\", \"kind\": \"generate\", \"tokens\": %zu, \"seconds\": %.6f, \"tokens_per_s\": %.3f}\n",
-                out.size(), s, static_cast<double>(out.size()) / s);
+    std::printf(
+        "{\"side\": \"ingot\", \"kind\": \"generate\", \"tokens\": %zu, \"seconds\": %.6f, \"tokens_per_s\": %.3f}\n",
+        out.size(), s, static_cast<double>(out.size()) / s);
     return 0;
   }
   if (checkpoint) nn::apply_checkpointing(model, {0, true}, {}, "gpt_step");
@@ -97,8 +116,9 @@ int main(int argc, char** argv) {
   Generator data(2);
   const Tensor x = uniform(Shape{batch, c.block_size}, 0.0, static_cast<double>(c.vocab_size) - 0.51, DType::F32, &data)
                        .to(DType::I64);
-  const Tensor y = uniform(Shape{batch, c.block_size}, 0.0, static_cast<double>(c.vocab_size) - 0.51, DType::F32, &data)
-                       .to(DType::I64);
+  const Shape target = bert ? Shape{batch} : Shape{batch, c.block_size};
+  const Tensor y =
+      uniform(target, 0.0, (bert ? 2.0 : static_cast<double>(c.vocab_size)) - 0.51, DType::F32, &data).to(DType::I64);
   std::vector<double> times;
   int64_t peak = 0, peak_rss = 0;
   for (int64_t s = 0; s < warmup + steps; ++s) {
@@ -125,10 +145,11 @@ int main(int argc, char** argv) {
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  std::printf("{\"side\": \"ingot\", \"kind\": \"train\", \"bf16\": %s, \"checkpoint\": %s, \"step_s\": %.6f, "
-              "\"tokens_per_s\": %.1f, \"peak_bytes\": %lld, \"peak_rss_bytes\": %lld}\n",
-              bf16 ? "true" : "false", checkpoint ? "true" : "false", median,
-              static_cast<double>(batch * c.block_size) / median, static_cast<long long>(peak),
-              static_cast<long long>(peak_rss));
+  std::printf(
+      "{\"side\": \"ingot\", \"kind\": \"train\", \"model\": \"%s\", \"bf16\": %s, \"checkpoint\": %s, "
+      "\"step_s\": %.6f, \"tokens_per_s\": %.1f, \"peak_bytes\": %lld, \"peak_rss_bytes\": %lld}\n",
+      bert ? "bert" : "gpt", bf16 ? "true" : "false", checkpoint ? "true" : "false", median,
+      static_cast<double>(batch * c.block_size) / median, static_cast<long long>(peak),
+      static_cast<long long>(peak_rss));
   return 0;
 }

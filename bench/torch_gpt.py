@@ -3,7 +3,9 @@ layout, F.scaled_dot_product_attention, tanh GELU, tied head), AdamW, cross-entr
 line per run. Modes: eager, compile (torch.compile, timed after its warm-up), bf16 (autocast),
 checkpoint (torch.utils.checkpoint per block); --generate N times Hugging Face's
 GPT2LMHeadModel.generate (greedy, KV cache) built from a config of the same shape; --attention
-times F.scaled_dot_product_attention forward + backward at B 8, H 6, T 1024, D 64, causal.
+times F.scaled_dot_product_attention forward + backward at B 8, H 6, T 1024, D 64, causal. --bert
+trains transformers' BertForSequenceClassification of the same shape instead (built from a
+config, 2 labels, dropout 0.1, an all-ones attention mask, its default SDPA attention).
 
     build/torch-venv/bin/python bench/torch_gpt.py --mode eager --layers 6 --heads 6 --embd 384 --block 256
 """
@@ -63,21 +65,35 @@ class GPT(nn.Module):
         return self.ln_f(x) @ self.wte.weight.t()
 
 
+def bert_model(a):
+    from transformers import BertConfig, BertForSequenceClassification
+    cfg = BertConfig(vocab_size=a.vocab + 4, hidden_size=a.embd, num_hidden_layers=a.layers,
+                     num_attention_heads=a.heads, intermediate_size=4 * a.embd, max_position_embeddings=a.block,
+                     pad_token_id=a.vocab, num_labels=2)
+    model = BertForSequenceClassification(cfg)
+    mask = torch.ones(a.batch, a.block, dtype=torch.long)
+    return model, lambda m, x: m(input_ids=x, attention_mask=mask).logits
+
+
 def train(a):
     torch.manual_seed(1)
-    model = GPT(a, checkpoint=a.mode == "checkpoint")
+    if a.bert:
+        model, forward = bert_model(a)
+    else:
+        model = GPT(a, checkpoint=a.mode == "checkpoint")
+        forward = lambda m, x: m(x)  # noqa: E731
     step_model = torch.compile(model) if a.mode == "compile" else model
     opt = torch.optim.AdamW(model.parameters())
     x = torch.randint(0, a.vocab, (a.batch, a.block))
-    y = torch.randint(0, a.vocab, (a.batch, a.block))
+    y = torch.randint(0, 2, (a.batch,)) if a.bert else torch.randint(0, a.vocab, (a.batch, a.block))
     times, peak = [], 0
     for s in range(a.warmup + a.steps):
         reset_hwm()
         before = rss_kib("VmRSS")
         t0 = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.mode == "bf16"):
-            logits = step_model(x)
-        loss = F.cross_entropy(logits.float().view(-1, a.vocab), y.view(-1))
+            logits = forward(step_model, x)
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -87,7 +103,7 @@ def train(a):
             peak = max(peak, rss_kib("VmHWM") - before)
     times.sort()
     med = times[len(times) // 2]
-    return {"side": "torch", "kind": "train", "mode": a.mode, "step_s": med,
+    return {"side": "torch", "kind": "train", "model": "bert" if a.bert else "gpt", "mode": a.mode, "step_s": med,
             "tokens_per_s": a.batch * a.block / med, "peak_rss_bytes": peak * 1024}
 
 
@@ -129,6 +145,7 @@ def main():
                      generate=0, threads=2).items():
         p.add_argument(f"--{k}", type=int, default=v)
     p.add_argument("--attention", action="store_true")
+    p.add_argument("--bert", action="store_true")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     if a.mode == "compile":

@@ -14,6 +14,7 @@
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/linalg.h"
+#include "ingot/ops/reduce.h"
 
 namespace ingot::nn {
 namespace {
@@ -76,7 +77,10 @@ Bert::Bert(const BertConfig& config, Generator* gen, Generator* dropout_gen) : M
 
 Tensor Bert::padding_mask(const Tensor& ids) const {
   if (config_.pad_id < 0) return Tensor();
-  return ne(ids, Scalar(config_.pad_id)).reshape(Shape{ids.size(0), 1, 1, ids.size(1)});
+  const Tensor keep = ne(ids, Scalar(config_.pad_id));
+  // A batch without padding attends without a mask (the faster kernel), as transformers does.
+  if (min(keep.to(DType::I32)).item() != 0.0) return Tensor();
+  return keep.reshape(Shape{ids.size(0), 1, 1, ids.size(1)});
 }
 
 Tensor Bert::encode(const Tensor& ids) {

@@ -39,7 +39,8 @@ class Bert : public Module {
   Tensor forward(const Tensor& ids) override;
   /// The encoder's output [B, T, n_embd] (what either head reads).
   Tensor encode(const Tensor& ids);
-  /// bool [B, 1, 1, T]: true where ids is not pad_id; undefined without a pad_id.
+  /// bool [B, 1, 1, T]: true where ids is not pad_id; undefined without a pad_id, and when no id
+  /// of the batch is pad_id.
   Tensor padding_mask(const Tensor& ids) const;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
