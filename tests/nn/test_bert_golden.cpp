@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "golden_adamw.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/bert.h"
 #include "ingot/nn/loss.h"
-#include "ingot/optim/adam.h"
 #include "ingot/runtime/registry.h"
 #include "test_support.h"
 
@@ -45,13 +45,7 @@ void check_head(const std::string& head) {
     INFO("head " << head << ", backend " << backend << ", torch " << file.metadata.at("torch"));
     nn::Bert model(c);
     model.load_state_dict(init);  // strict: every name of torch's model, and no other
-    optim::AdamWOptions o;
-    o.lr = opt.at("lr");
-    o.beta1 = opt.at("betas")[0];
-    o.beta2 = opt.at("betas")[1];
-    o.eps = opt.at("eps");
-    o.weight_decay = opt.at("weight_decay");
-    optim::AdamW adamw(model.parameters(), o);
+    optim::AdamW adamw(model.parameters(), test::adamw_options(opt));
     nn::CrossEntropyOptions ce;
     ce.classes_last = true;
     double worst = 0.0;

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -18,22 +17,10 @@
 namespace ingot {
 namespace {
 
-std::string capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  return pclose(p) == 0 ? out : std::string();
-}
-
 TEST_CASE("bert loads into transformers' BertForSequenceClassification and BertForMaskedLM, same logits",
           "[nn][bert][hf]") {
   const std::string python = INGOT_TORCH_PYTHON;
-  if (std::system(fmt::format("{} -c 'import transformers, safetensors' > /dev/null 2>&1", python).c_str()) != 0) {
-    test::skip("no Python with torch and transformers at " + python + " (bench/compare installs the bench venv)");
-    return;
-  }
+  if (!test::transformers_or_skip(python)) return;
   for (const char* head : {"classify", "mlm"}) {
     INFO("head " << head);
     nn::BertConfig c;
@@ -62,8 +49,8 @@ TEST_CASE("bert loads into transformers' BertForSequenceClassification and BertF
                                 {"pad_id", c.pad_id},
                                 {"classes", c.classes},
                                 {"head", c.head}};
-    const std::string out = capture(fmt::format("{} {} {} '{}' '{}'", python, INGOT_BERT_HF_PY, file.string(),
-                                                config.dump(), nlohmann::json(ids).dump()));
+    const std::string out = test::capture(fmt::format("{} {} {} '{}' '{}'", python, INGOT_BERT_HF_PY, file.string(),
+                                                      config.dump(), nlohmann::json(ids).dump()));
     std::filesystem::remove(file);
     REQUIRE(!out.empty());  // (the script failed: loading refused a name or a shape)
     std::vector<int64_t> flat_ids;

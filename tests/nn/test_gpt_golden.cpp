@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "golden_adamw.h"
 #include "ingot/io/safetensors.h"
 #include "ingot/nn/gpt.h"
 #include "ingot/nn/loss.h"
-#include "ingot/optim/adam.h"
 #include "ingot/runtime/registry.h"
 #include "test_support.h"
 
@@ -39,13 +39,7 @@ TEST_CASE("gpt matches torch: step-0 logits and gradients, 100 AdamW steps of lo
     INFO("backend " << backend << ", torch " << file.metadata.at("torch"));
     nn::Gpt model(c);
     model.load_state_dict(init);  // strict: every name of torch's model, and no other
-    optim::AdamWOptions o;
-    o.lr = opt.at("lr");
-    o.beta1 = opt.at("betas")[0];
-    o.beta2 = opt.at("betas")[1];
-    o.eps = opt.at("eps");
-    o.weight_decay = opt.at("weight_decay");
-    optim::AdamW adamw(model.parameters(), o);
+    optim::AdamW adamw(model.parameters(), test::adamw_options(opt));
     nn::CrossEntropyOptions ce;
     ce.classes_last = true;
     double worst = 0.0;

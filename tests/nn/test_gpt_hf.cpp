@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -19,22 +18,9 @@
 namespace ingot {
 namespace {
 
-std::string capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  return pclose(p) == 0 ? out : std::string();
-}
-
-TEST_CASE("gpt in GPT-2's format: strict load into GPT2LMHeadModel, same logits, same greedy tokens",
-          "[nn][gpt][hf]") {
+TEST_CASE("gpt in GPT-2's format: strict load into GPT2LMHeadModel, same logits, same greedy tokens", "[nn][gpt][hf]") {
   const std::string python = INGOT_TORCH_PYTHON;
-  if (std::system(fmt::format("{} -c 'import transformers, safetensors' > /dev/null 2>&1", python).c_str()) != 0) {
-    test::skip("no Python with torch and transformers at " + python + " (bench/compare installs the bench venv)");
-    return;
-  }
+  if (!test::transformers_or_skip(python)) return;
   nn::GptConfig c;
   c.n_layer = 2;
   c.n_head = 2;
@@ -44,8 +30,7 @@ TEST_CASE("gpt in GPT-2's format: strict load into GPT2LMHeadModel, same logits,
   Generator gen(4);
   nn::Gpt model(c, &gen);
   model.eval();
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / fmt::format("ingot_gpt_hf_{}", ::getpid());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("ingot_gpt_hf_{}", ::getpid());
   io::save_gpt2(model, dir);
   const std::vector<int64_t> ids{3, 7, 1, 29, 0, 12, 5};
   const std::vector<int32_t> prompt{2, 9, 4};
@@ -53,9 +38,9 @@ TEST_CASE("gpt in GPT-2's format: strict load into GPT2LMHeadModel, same logits,
   greedy.temperature = 0.0;
   greedy.max_tokens = 15;
   const std::vector<int32_t> ours = nn::generate(model, prompt, greedy);
-  const std::string out = capture(fmt::format("{} {} {} '{}' '{}' {}", python, INGOT_GPT_HF_PY, dir.string(),
-                                              nlohmann::json(ids).dump(), nlohmann::json(prompt).dump(),
-                                              greedy.max_tokens));
+  const std::string out =
+      test::capture(fmt::format("{} {} {} '{}' '{}' {}", python, INGOT_GPT_HF_PY, dir.string(),
+                                nlohmann::json(ids).dump(), nlohmann::json(prompt).dump(), greedy.max_tokens));
   std::filesystem::remove_all(dir);
   REQUIRE(!out.empty());  // (the script failed: strict loading refused a name or a shape)
   const auto j = nlohmann::json::parse(out);

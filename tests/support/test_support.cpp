@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <mutex>
@@ -35,6 +37,22 @@ void run_threads(int n, const std::function<void(int)>& body) {
 }
 
 void skip(const std::string& reason) { std::cout << "INGOT_SKIP: " << reason << std::endl; }
+
+std::string capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  return pclose(p) == 0 ? out : std::string();
+}
+
+bool transformers_or_skip(const std::string& python) {
+  if (std::system(fmt::format("{} -c 'import torch, transformers, safetensors' > /dev/null 2>&1", python).c_str()) == 0)
+    return true;
+  skip("no Python with torch and transformers at " + python + " (bench/compare installs the bench venv)");
+  return false;
+}
 
 bool claimed_from(bool claimed, const std::string& what, const std::string& from_isa) {
   if (claimed) return true;

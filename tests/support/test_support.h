@@ -21,6 +21,11 @@ void run_threads(int n, const std::function<void(int)>& body);
 
 /// Prints "INGOT_SKIP: <reason>" (ctest reports the test skipped) — call then return.
 void skip(const std::string& reason);
+/// The standard output of the shell command `cmd`, or "" when it fails (exit status not 0).
+std::string capture(const std::string& cmd);
+/// Whether `python` imports torch, transformers and safetensors; reports the test skipped (naming
+/// the bench venv that has them) when it does not.
+bool transformers_or_skip(const std::string& python);
 /// The backend `backend` of plugin `plugin`, loaded through the plugin loader; nullptr (and the
 /// test reported skipped, with the reason) when the plugin is not built or not available here.
 const Backend* plugin_backend_or_skip(const std::string& plugin, const std::string& backend);
