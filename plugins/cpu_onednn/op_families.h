@@ -30,11 +30,12 @@ const OpFamily& reorder_family();
 const OpFamily& optim_family();
 const OpFamily& select_family();
 const OpFamily& relu_bwd_family();
-const OpFamily& quant_family();    // QUANTIZE, DEQUANTIZE
-const OpFamily& qlinear_family();  // QLINEAR
-const OpFamily& qconv_family();    // QCONV2D
-const OpFamily& attention_family();  // SCALED_DOT_PRODUCT_ATTENTION and its backward
-const OpFamily& fill_family();       // FILL (f32, bf16)
+const OpFamily& quant_family();          // QUANTIZE, DEQUANTIZE
+const OpFamily& qlinear_family();        // QLINEAR
+const OpFamily& qconv_family();          // QCONV2D
+const OpFamily& attention_family();      // SCALED_DOT_PRODUCT_ATTENTION and its backward
+const OpFamily& fill_family();           // FILL (f32, bf16)
+const OpFamily& dropout_family();        // DROPOUT (f32, bf16)
 const OpFamily& cross_entropy_family();  // CROSS_ENTROPY and its backward (f32, bf16)
 
 /// Sets outputs[index] to an opaque layout holding `md` (a new handle owned by core).

@@ -14,11 +14,16 @@ CaseList dropout_cases(OpKind op) {
     double p;
   };
   const std::vector<D> ds = {
-      {{1003}, Layout::Contiguous, 0, 0.3},    {{2, 3, 5}, Layout::Transposed, 7, 0.5},
-      {{17}, Layout::Strided, 1, 0.1},         {{}, Layout::Contiguous, 3, 0.5},
-      {{0}, Layout::Contiguous, 0, 0.5},       {{4, 33}, Layout::Offset, 1u << 20, 0.9},
-      {{3, 1, 5}, Layout::Contiguous, 2, 0.0}, {{33}, Layout::Contiguous, 5, 1.0},
+      {{1003}, Layout::Contiguous, 0, 0.3},
+      {{2, 3, 5}, Layout::Transposed, 7, 0.5},
+      {{17}, Layout::Strided, 1, 0.1},
+      {{}, Layout::Contiguous, 3, 0.5},
+      {{0}, Layout::Contiguous, 0, 0.5},
+      {{4, 33}, Layout::Offset, 1u << 20, 0.9},
+      {{3, 1, 5}, Layout::Contiguous, 2, 0.0},
+      {{33}, Layout::Contiguous, 5, 1.0},
       {{3, 17}, Layout::Expanded, 11, 0.25},
+      {{70001}, Layout::Contiguous, 9, 0.2},  // past a thread's share on a parallel backend, not a multiple of 4
   };
   CaseList cases;
   for (DType dt : table_dtypes(op)) {
