@@ -1,8 +1,8 @@
 // `ingot predict RUN INPUT... [--top-k K] [-o FILE.csv] [--batch N] [--set KEY=VALUE]`: the trained
 // model of a run folder (its config.resolved.yaml and model.safetensors, else its newest
-// checkpoint) on arrays of samples (.npy, .npz member x, IDX files), CSV tables, PNG / JPEG images
-// and folders of them, prepared and normalised as in training, batched, on the config's backend;
-// prints or writes class, probability and the top k.
+// checkpoint) on arrays of samples (.npy, .npz member x, IDX files), CSV tables (or texts, for a
+// text classifier), PNG / JPEG images and folders of them, prepared and normalised as in training,
+// batched, on the config's backend; prints or writes class, probability and the top k.
 #include <boost/program_options.hpp>
 
 #include <fmt/format.h>
@@ -154,7 +154,9 @@ int cmd_predict(const std::vector<std::string>& args) {
     std::cout << kUsage << "\n\n"
               << "Arrays (.npy, .npz, IDX) hold samples [N, ...]; a .csv table gives its feature columns (the run's "
                  "label column is left out when present); images, and every image in a folder (recursively, "
-                 "sorted), are converted and resized as the run's image_folder data, one row per file. A row's index "
+                 "sorted), are converted and resized as the run's image_folder data, one row per file. A text "
+                 "classifier's run (data.dataset: text_classification) reads a .csv of texts: its text column, "
+                 "tokenized with the run's tokenizer, one row per text. A row's index "
                  "numbers it within its input (an array's or a table's rows, a folder's images); -o says where it "
                  "wrote how many rows.\n\n"
               << opts;

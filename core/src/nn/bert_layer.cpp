@@ -11,7 +11,6 @@
 #include "ingot/nn/layer_norm.h"
 #include "ingot/nn/linear.h"
 #include "ingot/ops/attention.h"
-#include "ingot/ops/dropout.h"
 #include "ingot/ops/elementwise.h"
 
 namespace ingot::nn {
