@@ -9,6 +9,7 @@
 #include "data_test_util.h"
 #include "ingot/base/error.h"
 #include "ingot/data/data_loader.h"
+#include "ingot/data/sentencepiece_tokenizer.h"
 #include "ingot/data/text_classification.h"
 #include "ingot/data/text_dataset.h"
 #include "ingot/data/token_masking.h"
@@ -206,6 +207,38 @@ TEST_CASE("text objective mlm: [CLS] window [SEP], masked by the loader alike fo
   CHECK(targets_set > 0);
   CHECK(masked > 0);
   CHECK(masked < targets_set);
+}
+
+}  // namespace
+}  // namespace ingot::data
+
+namespace ingot::data {
+namespace {
+
+TEST_CASE("text_classification: an existing SentencePiece model (file:) is used as it is and kept in the run",
+          "[data][text]") {
+  test::TempDir dir;
+  std::string corpus;
+  for (int i = 0; i < 300; ++i) corpus += "in the beginning was the word, and the word was good " + std::to_string(i % 7) + "\n";
+  SentencePieceOptions sp;
+  sp.vocab_size = 60;
+  write_text(dir.file("other.model"), train_sentencepiece(corpus, sp, "test")->serialized_model());
+  write_text(dir.file("a.csv"), "text,label\nthe word was good,1\nin the beginning,0\n");
+  TextClassificationOptions o;
+  o.train = o.test = dir.file("a.csv");
+  const YAML::Node node = YAML::Load("{type: sentencepiece, file: " + dir.file("other.model") + "}");
+  o.tokenizer = tokenizer_options(node, "c.yaml", "data.text_classification.tokenizer");
+  const DatasetSplits s = text_classification_datasets(o);
+  CHECK(s.train->vocab_size() == 64);  // its 60 pieces and the 4 special tokens
+  REQUIRE(s.run_files.size() == 1);
+  CHECK(s.run_files[0].bytes == load_sentencepiece(dir.file("other.model"))->serialized_model());
+  CHECK(s.resolved["tokenizer"]["file"].as<std::string>() == dir.file("other.model"));
+  CHECK(s.resolved["tokenizer"]["model"].as<std::string>() == s.run_files[0].name);
+  // vocab_size is for training one; a missing file names itself
+  CHECK_THROWS_AS(tokenizer_options(YAML::Load("{type: sentencepiece, file: x.model, vocab_size: 9}"), "c.yaml"),
+                  ConfigError);
+  o.tokenizer.file = dir.file("missing.model");
+  CHECK_THAT(test::input_error_of([&] { text_classification_datasets(o); }), Catch::Contains("missing.model"));
 }
 
 }  // namespace

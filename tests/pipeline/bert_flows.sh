@@ -73,13 +73,14 @@ grep -q "of 14 layers int8" out.txt || fail "quantize: $(cat out.txt)"
   > out.txt 2>&1 || { cat out.txt; fail "ddp"; }
 grep -q "evaluate: " out.txt || fail "ddp: $(cat out.txt)"
 
-# pretraining (masked LM on the corpus, the same byte vocabulary), then fine-tuning its encoder
+# pretraining (masked LM on the corpus, SentencePiece tokens), then fine-tuning its encoder on the
+# same tokenizer (file:), which the fine-tuned run keeps for predict
 cat > mlm.yaml <<'YAML'
 name: mlm
 seed: 0
 data:
   dataset: text
-  text: {path: corpus.txt, block_size: 96, objective: mlm}
+  text: {path: corpus.txt, block_size: 96, objective: mlm, tokenizer: {type: sentencepiece, vocab_size: 80}}
   batch_size: 8
 model: {preset: bert, head: mlm, n_layer: 2, n_head: 2, n_embd: 32, block_size: 96, dropout: 0.1}
 train:
@@ -90,7 +91,11 @@ stages: [train, evaluate, save]
 YAML
 "$ingot" run mlm.yaml --runs-dir "$work/runs" > out.txt 2>&1 || { cat out.txt; fail "mlm pretraining"; }
 grep -q "masked-token accuracy .* perplexity" out.txt || fail "mlm: no masked-token accuracy and perplexity: $(cat out.txt)"
-run name=finetuned 'init_from={path: runs/mlm/model.safetensors, strict: false}' train.steps=20
+model=$(ls runs/mlm/tokenizer-*.model)
+run name=finetuned 'init_from={path: runs/mlm/model.safetensors, strict: false}' train.steps=20 \
+  "data.text_classification.tokenizer={type: sentencepiece, file: $model}"
 grep -q "init_from .*loaded" "$work/out.txt" && grep -q "missing.*classifier.weight" "$work/out.txt" ||
   fail "fine-tuning did not start from the pretrained encoder: $(cat "$work/out.txt")"
+cmp -s "$model" runs/finetuned/tokenizer-*.model || fail "the fine-tuned run keeps no copy of its tokenizer"
+"$ingot" predict runs/finetuned texts.csv > out.txt 2>&1 || { cat out.txt; fail "predict with the pretraining run's tokenizer"; }
 echo "ok"

@@ -34,7 +34,8 @@ config::Schema tokenizer_schema() {
       .integer("vocab_size", 1, static_cast<double>(kMaxVocab))
       .string("model_type", false, {"bpe", "unigram"})
       .number("character_coverage", 0.0, 1.0)
-      .string("model");
+      .string("model")
+      .string("file");
   return s;
 }
 
@@ -58,6 +59,15 @@ TokenizerOptions tokenizer_options(const YAML::Node& node, const std::string& fi
   t.type = node["type"].Scalar();
   if (t.type == "byte") {
     INGOT_CHECK_AS(node.size() == 1, ConfigError, "{}: {}: type byte takes no other key", at, key);
+    return t;
+  }
+  if (node["file"]) {  // an existing model: its vocabulary is its own
+    t.file = node["file"].Scalar();
+    INGOT_CHECK_AS(!node["vocab_size"] && !node["model_type"] && !node["character_coverage"], ConfigError,
+                   "{}: {}.file uses an existing SentencePiece model as it is: vocab_size, model_type and "
+                   "character_coverage are for training one; remove them",
+                   at, key);
+    if (node["model"]) t.model = node["model"].Scalar();  // the run's copy (config.resolved.yaml)
     return t;
   }
   INGOT_CHECK_AS(node["vocab_size"], ConfigError,
@@ -250,6 +260,18 @@ std::unique_ptr<Tokenizer> corpus_tokenizer(const TokenizerOptions& options, con
                                             const std::filesystem::path& tokenizer_dir, DatasetSplits& splits,
                                             const std::string& key) {
   if (options.type != "sentencepiece") return byte_tokenizer();
+  if (!options.file.empty()) {  // an existing model, copied into the run folder under a name of its bytes
+    std::unique_ptr<Tokenizer> tokenizer = load_sentencepiece(options.file);
+    const std::string bytes = tokenizer->serialized_model();
+    const std::string name = fmt::format("tokenizer-{:016x}.model", fnv1a(bytes));
+    splits.run_files.push_back({name, bytes});
+    YAML::Node resolved(YAML::NodeType::Map);
+    resolved["type"] = "sentencepiece";
+    resolved["file"] = options.file;
+    resolved["model"] = name;
+    splits.resolved["tokenizer"] = resolved;
+    return tokenizer;
+  }
   TokenizerOptions resolved = options;
   resolved.model = sentencepiece_file_name(options.sentencepiece, corpus);
   std::unique_ptr<Tokenizer> tokenizer =

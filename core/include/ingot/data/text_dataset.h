@@ -27,6 +27,10 @@ struct TokenizerOptions {
   /// The trained model's file in the run folder: config.resolved.yaml records it (`model:`), for
   /// `ingot generate`; a config to train need not give it (the run names the file it makes).
   std::string model;
+  /// An existing SentencePiece model to use instead of training one (`file:`, a path): another
+  /// run's, to fine-tune its encoder on the same ids, or one made with SentencePiece's own tools.
+  /// The run keeps a copy in its folder, as it keeps a model it trains.
+  std::string file;
 };
 
 /// `data.text:` keys.
