@@ -1,8 +1,8 @@
 // `ingot export RUN_OR_WEIGHTS --format onnx -o FILE [--set KEY=VALUE]...`: the trained model of a
 // run as an ONNX file (io/onnx_export.h), written atomically, with the run's class names and
-// input normalisation in its metadata — or, for a language model (gpt), token ids in and the
-// run's tokenizer and block size in its metadata; `--format hf -o DIR`: a gpt run as a folder
-// Hugging Face's GPT2LMHeadModel.from_pretrained loads (io/hf_gpt2.h).
+// input normalisation in its metadata — or, for a transformer (gpt, bert), token ids in and the
+// run's tokenizer and block size in its metadata; `--format hf -o DIR`: a gpt or bert run as a
+// folder Hugging Face's GPT2LMHeadModel / BertFor*.from_pretrained loads (io/hf_gpt2.h, hf_bert.h).
 #include <boost/program_options.hpp>
 
 #include <fmt/format.h>
@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "ingot/base/error.h"
 #include "ingot/io/atomic_write.h"
+#include "ingot/io/hf_bert.h"
 #include "ingot/io/hf_gpt2.h"
 #include "ingot/io/onnx_export.h"
 #include "ingot/nn/bert.h"
@@ -47,7 +48,7 @@ std::pair<std::string, std::string> tokenizer_of(const TrainedModel& m) {
 int cmd_export(const std::vector<std::string>& args) {
   po::options_description opts("ingot export");
   opts.add_options()("format", po::value<std::string>()->default_value("onnx"),
-                     "onnx, or hf (a gpt run: a folder GPT2LMHeadModel.from_pretrained loads)")(
+                     "onnx, or hf (a gpt or bert run: a folder transformers' from_pretrained loads)")(
       "output,o", po::value<std::string>(), "the file (onnx) or folder (hf) to write")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a key of the run's config (backend=cpu)")(
       "help,h", "show this help");
@@ -77,18 +78,26 @@ int cmd_export(const std::vector<std::string>& args) {
       load_trained_model(vm["run"].as<std::string>(),
                          vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   const auto* gpt = dynamic_cast<const nn::Gpt*>(m.model.get());
+  const auto* bert = dynamic_cast<const nn::Bert*>(m.model.get());
   if (format == "hf") {
-    INGOT_CHECK_AS(gpt != nullptr, InputError,
-                   "{}: --format hf writes a GPT-2 (model.preset: gpt); this run's model is {}: use --format onnx",
+    INGOT_CHECK_AS(gpt != nullptr || bert != nullptr, InputError,
+                   "{}: --format hf writes a GPT-2 (model.preset: gpt) or a BERT (model.preset: bert); this run's "
+                   "model is {}: use --format onnx",
                    m.run.string(), m.model->type_name());
-    io::save_gpt2(*gpt, out);
+    std::string loads;
+    if (gpt != nullptr) {
+      io::save_gpt2(*gpt, out);
+      loads = "GPT2LMHeadModel";
+    } else {
+      io::save_bert(*bert, out, m.class_names);
+      loads = bert->config().head == "classify" ? "BertForSequenceClassification" : "BertForMaskedLM";
+    }
     std::cout << fmt::format(
-        "export: {}/ (model.safetensors, config.json): GPT2LMHeadModel.from_pretrained(\"{}\") loads it; tokenizer "
-        "{}\n",
-        out.string(), out.string(), tokenizer_of(m).first.empty() ? "not recorded" : tokenizer_of(m).first);
+        "export: {}/ (model.safetensors, config.json): {}.from_pretrained(\"{}\") loads it; "
+        "tokenizer {}\n",
+        out.string(), loads, out.string(), tokenizer_of(m).first.empty() ? "not recorded" : tokenizer_of(m).first);
     return 0;
   }
-  const auto* bert = dynamic_cast<const nn::Bert*>(m.model.get());
   io::onnx::ExportOptions o;
   o.input_shape = m.input_shape;
   if (bert != nullptr) {  // token ids in; a classifier's class names, the special ids to build its input

@@ -1,40 +1,31 @@
-"""Loads an Ingot BERT's weights (its state dict as saved, Hugging Face's names) into transformers'
-BertForSequenceClassification or BertForMaskedLM built from a BertConfig of the same shape (no hub
-download) and prints its logits for padded ids, with attention_mask = ids != pad_token_id, as
-JSON, for tests/nn/test_bert_hf.cpp. The classifier loads strictly; the masked LM strictly but for
-its decoder, which transformers ties to the word embeddings (and its bias to cls.predictions.bias).
-Run with a Python that has torch and transformers (the bench venv):
-    python bert_hf_check.py WEIGHTS.safetensors CONFIG_JSON IDS_JSON
+"""Loads a BERT that `io::save_bert` wrote (model.safetensors and config.json in DIR) with
+transformers' from_pretrained — BertForSequenceClassification or BertForMaskedLM, as config.json's
+architectures say, no hub download — checks that no tensor was missing or unused (but the masked
+LM's decoder, which transformers ties to the word embeddings) and prints its logits for padded ids,
+with attention_mask = ids != pad_token_id, as JSON, for tests/nn/test_bert_hf.cpp. Run with a Python
+that has torch and transformers (the bench venv):
+    python bert_hf_check.py DIR IDS_JSON
 """
 import json
 import sys
 
 import torch
-from safetensors.torch import load_file
-from transformers import BertConfig, BertForMaskedLM, BertForSequenceClassification
+from transformers import AutoConfig, BertForMaskedLM, BertForSequenceClassification
 
 
 def main():
-    weights, c, ids = sys.argv[1], json.loads(sys.argv[2]), torch.tensor(json.loads(sys.argv[3]))
-    config = BertConfig(vocab_size=c["vocab_size"], hidden_size=c["n_embd"], num_hidden_layers=c["n_layer"],
-                        num_attention_heads=c["n_head"], intermediate_size=c["intermediate"],
-                        max_position_embeddings=c["block_size"], type_vocab_size=2, hidden_act="gelu",
-                        layer_norm_eps=1e-12, pad_token_id=c["pad_id"], num_labels=c["classes"],
-                        attn_implementation="eager")
-    state = load_file(weights)
-    if c["head"] == "classify":
-        model = BertForSequenceClassification(config).eval()
-        model.load_state_dict(state, strict=True)
-    else:
-        model = BertForMaskedLM(config).eval()
-        result = model.load_state_dict(state, strict=False)
-        assert not result.unexpected_keys, result.unexpected_keys
-        assert set(result.missing_keys) <= {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}, \
-            result.missing_keys
-        model.tie_weights()
+    folder, ids = sys.argv[1], torch.tensor(json.loads(sys.argv[2]))
+    config = AutoConfig.from_pretrained(folder)
+    cls = BertForMaskedLM if config.architectures == ["BertForMaskedLM"] else BertForSequenceClassification
+    model, info = cls.from_pretrained(folder, output_loading_info=True, attn_implementation="eager")
+    tied = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
+    assert not info["unexpected_keys"], info["unexpected_keys"]
+    assert set(info["missing_keys"]) <= tied, info["missing_keys"]
+    assert not info["mismatched_keys"], info["mismatched_keys"]
+    model.eval()
     with torch.no_grad():
-        logits = model(input_ids=ids, attention_mask=(ids != c["pad_id"]).long()).logits
-    print(json.dumps({"logits": logits.reshape(-1).tolist()}))
+        logits = model(input_ids=ids, attention_mask=(ids != config.pad_token_id).long()).logits
+    print(json.dumps({"logits": logits.reshape(-1).tolist(), "id2label": config.id2label}))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # A BERT through the pipeline: a classifier trained on CSV texts (quoted commas included) learns
 # them, a resume mid-run gives the straight run's losses bit for bit (dropout on), bf16 autocast
 # with per-layer checkpointing trains, dynamic int8 quantization still classifies, data parallel
-# over 2 ranks trains, predict reads a CSV of texts, the ONNX export takes token ids; and BERT's
+# over 2 ranks trains, predict reads a CSV of texts, the ONNX export takes token ids, the Hugging
+# Face export names the classes; and BERT's
 # recipe: masked-language-model pretraining, then fine-tuning its encoder into the classifier.
 # Usage: bert_flows.sh INGOT_BINARY CONFIG
 set -euo pipefail
@@ -63,6 +64,9 @@ grep -q "checkpointing: 2 segments (one per block)" "$work/out.txt" || fail "no 
 [ "$(cut -d, -f4 predictions.csv | tail -n +2 | tr '\n' ' ')" == "pos neg " ] || fail "predict: $(cat predictions.csv)"
 "$ingot" export runs/straight -o bert.onnx > out.txt 2>&1 || { cat out.txt; fail "onnx export"; }
 grep -q "input_ids \[N, T\] int64 (T <= 96), output \[N, 2\] logits, 2 classes (neg, pos)" out.txt || fail "onnx: $(cat out.txt)"
+"$ingot" export runs/straight --format hf -o hf > out.txt 2>&1 || { cat out.txt; fail "hf export"; }
+[ -s hf/model.safetensors ] && grep -q '"BertForSequenceClassification"' hf/config.json && grep -q '"1": "pos"' hf/config.json ||
+  fail "hf folder: $(cat out.txt hf/config.json)"
 
 sed "s|^stages:.*|stages: [train, {type: quantize, mode: dynamic}, evaluate, save]|" "$config" > quant.yaml
 "$ingot" run quant.yaml --runs-dir "$work/runs" name=quantized > out.txt 2>&1 || { cat out.txt; fail "quantize"; }
