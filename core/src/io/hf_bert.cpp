@@ -1,13 +1,9 @@
 // save_bert: the state dict in f32 as it is, and a BertConfig of the same shape.
 #include "ingot/io/hf_bert.h"
 
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
-#include "ingot/base/error.h"
-#include "ingot/io/atomic_write.h"
-#include "ingot/io/safetensors.h"
+#include "ingot/io/hf_folder.h"
 
 namespace ingot::io {
 
@@ -45,15 +41,10 @@ std::string bert_config_json(const nn::BertConfig& c, const std::vector<std::str
 }
 
 void save_bert(const nn::Bert& model, const std::filesystem::path& dir, const std::vector<std::string>& class_names) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", dir.string(), ec.message()));
   NamedTensors tensors;
   for (const auto& [name, t] : model.state_dict())
     tensors.emplace_back(name, t.detach().to(Device::cpu()).to(DType::F32).contiguous());
-  // (plain safetensors with the "pt" format tag transformers looks for; no Ingot checksum needed)
-  atomic_write(dir / "model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}}));
-  atomic_write(dir / "config.json", bert_config_json(model.config(), class_names));
+  save_hf_folder(dir, tensors, bert_config_json(model.config(), class_names));
 }
 
 }  // namespace ingot::io

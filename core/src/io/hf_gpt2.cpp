@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ingot/base/error.h"
-#include "ingot/io/atomic_write.h"
+#include "ingot/io/hf_folder.h"
 
 namespace ingot::io {
 
@@ -55,12 +55,7 @@ void save_gpt2(const nn::Gpt& model, const std::filesystem::path& dir) {
   INGOT_CHECK_AS(model.config().bias, InputError,
                  "GPT-2 format: this model has no biases (bias: false), which GPT2LMHeadModel always has; export it "
                  "to ONNX instead");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the folder: {}", dir.string(), ec.message()));
-  // (plain safetensors with the "pt" format tag transformers looks for; no Ingot checksum needed)
-  atomic_write(dir / "model.safetensors", safetensors_bytes(gpt2_state_dict(model), {{"format", "pt"}}));
-  atomic_write(dir / "config.json", gpt2_config_json(model.config()));
+  save_hf_folder(dir, gpt2_state_dict(model), gpt2_config_json(model.config()));
 }
 
 }  // namespace ingot::io
