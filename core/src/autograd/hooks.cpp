@@ -22,4 +22,8 @@ void remove_post_accumulate_grad_hook(const Tensor& leaf, uint64_t id) {
   std::erase_if(leaf.impl().autograd->post_accumulate_hooks, [id](const auto& h) { return h.first == id; });
 }
 
+bool has_post_accumulate_grad_hooks(const Tensor& leaf) {
+  return leaf.defined() && leaf.impl().autograd != nullptr && !leaf.impl().autograd->post_accumulate_hooks.empty();
+}
+
 }  // namespace ingot::autograd

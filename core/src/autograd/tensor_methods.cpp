@@ -10,6 +10,7 @@
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_info.h"
+#include "ingot/runtime/op_recorder.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/tensor/tensor.h"
 #include "tensor/element.h"
@@ -250,6 +251,7 @@ Tensor Tensor::to(DType dt) const {
 
 Tensor Tensor::to(Device dev) const {
   if (dev == device()) return *this;
+  if (OpRecorder* r = op_recorder()) r->unrecordable("a copy between devices");
   const Tensor src = contiguous();
   Tensor dst = empty(shape(), dtype(), dev);
   const Device accel = dev.is_cpu() ? device() : dev;

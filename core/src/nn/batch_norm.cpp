@@ -4,6 +4,7 @@
 #include "ingot/autograd/checkpoint.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/ops/creation.h"
+#include "ingot/ops/elementwise.h"
 #include "ingot/ops/norm.h"
 
 namespace ingot::nn {
@@ -33,7 +34,8 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
   const bool update = batch_stats && options_.track_running_stats && !autograd::is_recomputing();
   if (is_training() && options_.track_running_stats && update) {
     NoGradGuard no_grad;
-    num_batches_tracked_.fill_(num_batches_tracked_.item() + 1);
+    // An op, not a host read and a fill: a captured step replays the count's increment.
+    num_batches_tracked_.copy_(add(num_batches_tracked_, Scalar(1)));
   }
   const bool pass_stats = !batch_stats || update;
   return batch_norm(x, weight_, bias_, pass_stats ? running_mean_ : Tensor(), pass_stats ? running_var_ : Tensor(),

@@ -15,6 +15,7 @@
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/linalg.h"
 #include "ingot/ops/reduce.h"
+#include "ingot/runtime/op_recorder.h"
 
 namespace ingot::nn {
 namespace {
@@ -78,8 +79,9 @@ Bert::Bert(const BertConfig& config, Generator* gen, Generator* dropout_gen) : M
 Tensor Bert::padding_mask(const Tensor& ids) const {
   if (config_.pad_id < 0) return Tensor();
   const Tensor keep = ne(ids, Scalar(config_.pad_id));
-  // A batch without padding attends without a mask (the faster kernel), as transformers does.
-  if (min(keep.to(DType::I32)).item() != 0.0) return Tensor();
+  // A batch without padding attends without a mask (the faster kernel), as transformers does;
+  // a step being captured keeps the mask, since its replays see other batches.
+  if (!is_recording() && min(keep.to(DType::I32)).item() != 0.0) return Tensor();
   return keep.reshape(Shape{ids.size(0), 1, 1, ids.size(1)});
 }
 

@@ -15,6 +15,7 @@
 #include "ingot/runtime/logging.h"
 #include "ingot/runtime/memory_tracker.h"
 #include "ingot/runtime/op_counts.h"
+#include "ingot/runtime/op_recorder.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/runtime/threads.h"
@@ -39,6 +40,7 @@ struct Workspace {
 };
 
 thread_local Workspace t_workspace;
+thread_local OpRecorder* t_recorder = nullptr;
 
 ingot_status* workspace_alloc(void* host, size_t bytes, void** ptr) {
   auto* ws = static_cast<Workspace*>(host);
@@ -207,6 +209,7 @@ std::vector<Tensor> run_on_host(const OpCall& call) {
   const OpKind op = call.op;
   const Device device = call.device;
   const std::vector<Tensor>& inputs = *call.inputs;
+  if (t_recorder != nullptr) t_recorder->unrecordable("an op no backend of the device runs, run on the host");
   warn_fallback(op, inputs, device);
   std::vector<Tensor> host;
   host.reserve(inputs.size());
@@ -319,6 +322,7 @@ std::vector<Tensor> run_on_backend(const OpCall& call) {
     result.emplace_back(std::move(impl));
   }
   execute(*b, op, in, out, attrs);
+  if (t_recorder != nullptr) t_recorder->record({*b, op, in_tensors, result, in, out, attrs, false});
   return result;
 }
 
@@ -337,6 +341,7 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
   if (b == nullptr && !device.is_cpu() && !BackendRegistry::instance().candidates(device.kind).empty()) {
     // As run_on_host: the op runs into host mirrors of the outputs, which are written back. An op
     // without outputs (the optimizer updates) changes its inputs in place: they are written back.
+    if (t_recorder != nullptr) t_recorder->unrecordable("an in-place op no backend of the device runs, run on the host");
     warn_fallback(op, inputs, device);
     std::vector<HostMirror> in_mirrors;
     std::vector<Tensor> host_in;
@@ -359,13 +364,25 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
   }
   INGOT_CHECK(b != nullptr, "no backend on {} runs {}", device.str(), describe(op, in_tensors));
   execute(*b, op, in, out, attrs);
+  if (t_recorder != nullptr) t_recorder->record({*b, op, in_tensors, out_tensors, in, out, attrs, true});
 }
 
 void run_op_on(const Backend& backend, OpKind op, const std::vector<Tensor>& inputs,
                const std::vector<Tensor>& outputs, const void* attrs) {
   const ProfileScope profile([op] { return op_info(op).name; }, "op");
   check_arity(op, inputs.size(), outputs.size());
-  execute(backend, op, descs_of(inputs), descs_of(outputs), attrs);
+  const std::vector<ingot_tensor_desc> in = descs_of(inputs), out = descs_of(outputs);
+  execute(backend, op, in, out, attrs);
+  if (t_recorder != nullptr) t_recorder->record({backend, op, inputs, outputs, in, out, attrs, true});
 }
+
+void run_descs_on(const Backend& backend, OpKind op, const std::vector<ingot_tensor_desc>& in,
+                  const std::vector<ingot_tensor_desc>& out, const void* attrs) {
+  execute(backend, op, in, out, attrs);
+}
+
+OpRecorder* set_op_recorder(OpRecorder* recorder) { return std::exchange(t_recorder, recorder); }
+
+OpRecorder* op_recorder() { return t_recorder; }
 
 }  // namespace ingot

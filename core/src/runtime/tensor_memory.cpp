@@ -6,6 +6,7 @@
 #include "ingot/runtime/backend.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/memory_tracker.h"
+#include "ingot/runtime/op_recorder.h"
 #include "ingot/runtime/registry.h"
 #include "ingot/tensor/tensor.h"
 
@@ -30,7 +31,9 @@ Tensor Tensor::strided() const {
   // Reorder in place: every handle of this tensor sees the strided copy from now on.
   const Backend* owner = im.layout->owner();
   Tensor dst = empty(im.shape, im.dtype, device());
-  owner->to_strided(make_desc(*this), make_desc(dst), exec_context());
+  const ingot_tensor_desc src = make_desc(*this);
+  owner->to_strided(src, make_desc(dst), exec_context());
+  if (OpRecorder* r = op_recorder()) r->record_reorder(*owner, im.storage, im.layout, src, dst);
   im.storage = dst.storage();
   im.strides = dst.strides();
   im.offset = 0;

@@ -61,7 +61,11 @@ LoopParts::LoopParts(const TrainContext& ctx, const TrainConfig& config, const T
       anomaly(config.detect_anomaly ? std::make_unique<AnomalyDetector>(model) : nullptr),
       scaler(ctx.scaler != nullptr && ctx.scaler->enabled() ? ctx.scaler : nullptr),
       gate(config, model, scaler, anomaly.get()),
-      observer(ctx, plan, config.log_every, scaler) {}
+      observer(ctx, plan, config.log_every, scaler) {
+  if (!config.compile.enabled) return;
+  compiled = std::make_unique<graph::CompiledStep>(config.compile.options, params, model.buffers());
+  if (anomaly) compiled->disable("train.detect_anomaly checks each op as it runs");
+}
 
 EpochRun::EpochRun(LoopParts& loop, int64_t epoch)
     : loop_(loop), epoch_(epoch), feeder_(begin_epoch(loop, epoch), loop.model.device(), loop.ctx.prefetch) {
@@ -96,13 +100,24 @@ void EpochRun::micro_batch(const data::Batch& batch) {
   const int64_t group_size = std::min(l.config.accumulate, l.plan.batches_per_epoch - (batch.index - micro_));
   l.state.last_micro_batch = micro_ + 1 == group_size;
   l.callbacks.step_begin(l.state, batch);
-  ProfileScope phase("forward", "step");
-  if (l.config.amp.enabled && !l.autocast) l.autocast.emplace(l.config.amp.dtype, l.params);
-  const Tensor logits = l.model(batch.inputs);
-  const Tensor loss = l.callbacks.with_extra_losses(l.state, batch, logits, l.config.loss(logits, batch.targets));
-  phase.next("backward");
-  const Tensor part = group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss;
-  (l.scaler != nullptr ? l.scaler->scale(part) : part).backward();
+  // A compiled step's forward and backward are one phase (its replay has no boundary between).
+  ProfileScope phase(l.compiled ? "forward+backward" : "forward", "step");
+  const auto forward_backward = [&]() -> std::vector<Tensor> {
+    // (inside the step: a captured step records the weights' casts, and a replay redoes them)
+    if (l.config.amp.enabled && !l.autocast) l.autocast.emplace(l.config.amp.dtype, l.params);
+    const Tensor logits = l.model(batch.inputs);
+    const Tensor loss = l.callbacks.with_extra_losses(l.state, batch, logits, l.config.loss(logits, batch.targets));
+    if (!l.compiled) phase.next("backward");
+    const Tensor part = group_size > 1 ? loss * (1.0 / static_cast<double>(group_size)) : loss;
+    (l.scaler != nullptr ? l.scaler->scale(part) : part).backward();
+    return {loss};
+  };
+  const Tensor loss = l.compiled ? l.compiled
+                                       ->run({batch.inputs, batch.targets},
+                                             {{"train", l.model.is_training() ? 1 : 0}, {"group", group_size}},
+                                             forward_backward)
+                                       .front()
+                                 : forward_backward().front();
   l.callbacks.after_backward(l.state);
   const double value = loss.item();
   phase.end();

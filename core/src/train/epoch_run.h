@@ -12,6 +12,7 @@
 
 #include "callback_list.h"
 #include "ingot/amp/autocast.h"
+#include "ingot/graph/compiled_step.h"
 #include "ingot/runtime/profiler.h"
 #include "ingot/train/anomaly_detector.h"
 #include "ingot/train/device_feeder.h"
@@ -43,6 +44,8 @@ struct LoopParts {
   /// One autocast region per optimizer step: each weight is cast once for all its micro-batches,
   /// and the region ends before the optimizer changes the weights.
   std::optional<amp::AutocastRegion> autocast;
+  /// train.compile: the micro-batch's forward and backward, captured and replayed; or null.
+  std::unique_ptr<graph::CompiledStep> compiled;
 };
 
 class EpochRun {

@@ -50,6 +50,7 @@ config::Schema train_schema() {
                  c.boolean("blocks");
                  return c;
                }())
+      .any("compile")
       .boolean("eval_every_epoch")
       .section("early_stopping", early_stopping_schema())
       .any("optimizer")
@@ -57,6 +58,56 @@ config::Schema train_schema() {
       .section("scheduler", optim::scheduler_schema());
   return s;
 }
+
+namespace {
+
+/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, plan_memory, max_graphs}`.
+CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
+  CompileConfig c;
+  const auto where = [&](const YAML::Node& n) { return fmt::format("{}:{}: train.compile", file, n.Mark().line + 1); };
+  const auto flag = [&](const YAML::Node& n, const std::string& key) {
+    bool v = false;
+    if (!YAML::convert<bool>::decode(n, v))
+      throw ConfigError(fmt::format("{}{}: expected true or false, got '{}'", where(n), key.empty() ? "" : "." + key,
+                                    n.IsScalar() ? n.Scalar() : "a section"));
+    return v;
+  };
+  if (node.IsScalar()) {
+    c.enabled = flag(node, "");
+    return c;
+  }
+  if (!node.IsMap())
+    throw ConfigError(fmt::format("{}: expected true, false or a section of enabled, dead_code, fold_constants, "
+                                  "plan_memory, max_graphs",
+                                  where(node)));
+  c.enabled = true;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "enabled") {
+      c.enabled = flag(v, key);
+    } else if (key == "dead_code") {
+      c.options.dead_code = flag(v, key);
+    } else if (key == "fold_constants") {
+      c.options.fold = flag(v, key);
+    } else if (key == "plan_memory") {
+      c.options.plan_memory = flag(v, key);
+    } else if (key == "max_graphs") {
+      int64_t n = 0;
+      if (!YAML::convert<int64_t>::decode(v, n) || n < 1 || n > 1000)
+        throw ConfigError(fmt::format("{}.max_graphs: expected an integer in [1, 1000], got '{}'", where(v),
+                                      v.IsScalar() ? v.Scalar() : "a section"));
+      c.options.max_graphs = static_cast<int>(n);
+    } else {
+      throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, plan_memory, "
+                                    "max_graphs)",
+                                    where(kv.first), key));
+    }
+  }
+  return c;
+}
+
+}  // namespace
 
 TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) {
   TrainConfig c;
@@ -102,6 +153,7 @@ TrainConfig parse_train_config(const YAML::Node& node, const std::string& file) 
         throw ConfigError(fmt::format("{}:{}: train.checkpointing takes segments: N or blocks: true, not both", file,
                                       ck.Mark().line + 1));
     }
+    if (const YAML::Node cc = node["compile"]) c.compile = parse_compile(cc, file);
     if (node["eval_every_epoch"]) c.eval_every_epoch = node["eval_every_epoch"].as<bool>();
     c.early_stopping = parse_early_stopping(node["early_stopping"]);
     // Only present keys: indexing a missing key gives an invalid node that throws when assigned.
@@ -132,6 +184,17 @@ YAML::Node train_config_yaml(const TrainConfig& c) {
   n["max_skipped"] = c.max_skipped;
   n["detect_anomaly"] = c.detect_anomaly;
   n["memory_check"] = c.memory_check;
+  if (c.compile.enabled) {
+    YAML::Node cc;
+    cc["enabled"] = true;
+    cc["dead_code"] = c.compile.options.dead_code;
+    cc["fold_constants"] = c.compile.options.fold;
+    cc["plan_memory"] = c.compile.options.plan_memory;
+    cc["max_graphs"] = c.compile.options.max_graphs;
+    n["compile"] = cc;
+  } else {
+    n["compile"] = false;
+  }
   n["log_every"] = c.log_every;
   YAML::Node ck;
   ck["every_epochs"] = c.checkpoint_every;

@@ -87,8 +87,14 @@ class GradScaler {
   void load_state_dict(const std::map<std::string, std::string>& state);
 
  private:
+  /// The scale as a float32 tensor on `device`, kept equal to scale_ in place (update() and
+  /// load_state_dict() refresh it): a captured step reads the live value, never a stale copy.
+  const Tensor& scale_tensor(Device device) const;
+
   GradScalerOptions options_;
   float scale_;
+  mutable Tensor scale_tensor_;
+  mutable float scale_tensor_value_ = 0.0f;
   int64_t growth_tracker_ = 0;
   int64_t hysteresis_left_;
   int64_t skipped_steps_ = 0;

@@ -14,5 +14,7 @@ namespace ingot::autograd {
 uint64_t register_post_accumulate_grad_hook(const Tensor& leaf, PostAccumulateGradHook hook);
 /// Removes a hook; a no-op for an unknown id.
 void remove_post_accumulate_grad_hook(const Tensor& leaf, uint64_t id);
+/// True when `leaf` has a hook (a replayed step, which runs no autograd, would not call it).
+bool has_post_accumulate_grad_hooks(const Tensor& leaf);
 
 }  // namespace ingot::autograd

@@ -28,6 +28,10 @@ void run_op_into(OpKind op, const std::vector<Tensor>& inputs, const std::vector
 /// Runs `op` on one given backend, bypassing selection (conformance tests, benchmarks).
 void run_op_on(const Backend& backend, OpKind op, const std::vector<Tensor>& inputs,
                const std::vector<Tensor>& outputs, const void* attrs = nullptr);
+/// Executes `op` on `backend` on prepared descriptors (a graph's replay): supplies the workspace
+/// and counts the op like every backend call; no chain, no recorder.
+void run_descs_on(const Backend& backend, OpKind op, const std::vector<ingot_tensor_desc>& in,
+                  const std::vector<ingot_tensor_desc>& out, const void* attrs);
 /// The backend that run_op would pick for these inputs and output specs.
 const Backend& select_backend(OpKind op, const std::vector<Tensor>& inputs,
                               const std::vector<OutputSpec>& outputs, const void* attrs = nullptr,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "ingot/tensor/device.h"
@@ -22,12 +23,18 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  /// Storages are numbered in the order they were made (from 1): a graph capture tells the
+  /// tensors a step allocated from those that existed before it.
+  uint64_t serial() const { return serial_; }
+  /// The serial of the latest storage made so far (0: none).
+  static uint64_t last_serial();
 
  private:
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;
   Allocator* allocator_;
+  uint64_t serial_;
 };
 
 /// A backend-owned layout (e.g. a oneDNN blocked format) of a tensor's storage; the owner's

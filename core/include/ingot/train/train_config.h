@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ingot/graph/compiled_step.h"
 #include "ingot/amp/grad_scaler.h"
 #include "ingot/config/schema.h"
 #include "ingot/nn/loss_registry.h"
@@ -23,6 +24,12 @@ struct AmpConfig {
   DType dtype = DType::BF16;  ///< bf16 or fp16
   /// `train.amp.loss_scale`: on by default for fp16, off for bf16 (which needs none).
   amp::GradScalerOptions scaler{.enabled = false};
+};
+
+/// `train.compile`: capture the training step and replay it optimized (docs/compile.md).
+struct CompileConfig {
+  bool enabled = false;
+  graph::CompileOptions options;
 };
 
 struct TrainConfig {
@@ -47,6 +54,7 @@ struct TrainConfig {
   int64_t checkpoint_keep_last = 3;       ///< checkpoint.keep_last: step checkpoints kept
   int64_t checkpoint_keep_epochs = 3;     ///< checkpoint.keep_epochs: epoch ones (0 = all)
   AmpConfig amp;                          ///< train.amp
+  CompileConfig compile;                  ///< train.compile
   /// train.checkpointing.segments: recompute the model's Sequential in at most this many segments
   /// (balanced by measured activation bytes) in the backward pass instead of keeping their
   /// activations (0 = off); train.checkpointing.blocks: one segment per block instead.

@@ -1,0 +1,79 @@
+// CompiledStep (train.compile): runs a step eagerly the first time its guards are seen, captures
+// it the next two times (the two captures must agree: a step whose host code feeds it values that
+// change would otherwise replay stale ones), then replays the optimized graph. Guards: the inputs'
+// shapes, strides, dtypes and devices, which parameters have gradients (and theirs), the
+// parameters' and guarded state's storage (a replaced tensor is a new version), grad mode and the
+// caller's host values (train vs eval, accumulation group size). A new guard key compiles
+// another graph, up to `max_graphs`; past that, and for any step that cannot be captured, the
+// step runs eagerly and the reason is logged once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ingot/graph/executable.h"
+#include "ingot/graph/passes.h"
+
+namespace ingot::graph {
+
+struct CompileOptions {
+  bool dead_code = true;        ///< eliminate_dead_code
+  bool fold = true;             ///< fold_constants
+  bool plan_memory = true;      ///< plan_memory with reuse (off: each value its own block)
+  int max_graphs = 8;           ///< distinct guard keys compiled before running eager
+  std::filesystem::path dump_dir;  ///< --dump-graph: the graph before and after each pass
+};
+
+/// A host value the step depends on, part of its guard key.
+struct GuardValue {
+  const char* name;
+  int64_t value;
+};
+
+struct CompileStats {
+  int64_t eager = 0, captured = 0, replayed = 0;
+  int graphs = 0;
+  size_t planned_bytes = 0;  ///< the latest graph's arena
+  std::string fallback;      ///< why a step ran eager (the first reason), "" when none did
+};
+
+class CompiledStep {
+ public:
+  using Body = std::function<std::vector<Tensor>()>;
+  /// `params`: whose gradients the step makes; `guarded`: further tensors whose storage must not
+  /// change between steps (buffers).
+  CompiledStep(CompileOptions options, std::vector<Tensor> params, std::vector<Tensor> guarded = {});
+  ~CompiledStep();
+  CompiledStep(const CompiledStep&) = delete;
+  CompiledStep& operator=(const CompiledStep&) = delete;
+
+  /// Runs `body` — eager, captured or replayed — on `inputs` (the tensors it reads that change
+  /// from step to step) and returns its results.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<GuardValue>& host, const Body& body);
+
+  /// Stops compiling: every later step runs eager (`why` is logged once).
+  void disable(const std::string& why);
+  const CompileStats& stats() const { return stats_; }
+  /// The executable of the last graph compiled, or null.
+  const Executable* latest() const { return latest_; }
+
+ private:
+  struct Entry;
+  std::unique_ptr<Executable> compile(Graph graph, const std::string& key_text);
+  void fall_back(Entry& e, const std::string& why);
+
+  CompileOptions options_;
+  std::vector<Tensor> params_, guarded_;
+  std::map<std::vector<int64_t>, std::unique_ptr<Entry>> entries_;
+  CompileStats stats_;
+  std::string disabled_;
+  bool warned_limit_ = false;
+  Executable* latest_ = nullptr;
+};
+
+}  // namespace ingot::graph

@@ -1,0 +1,38 @@
+// Graph passes. Each is switchable (CompileOptions) and tested alone; none reorders floating-point
+// arithmetic, so a replay gives the bits the captured step gave.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "ingot/graph/graph.h"
+
+namespace ingot::graph {
+
+/// Removes nodes whose outputs nothing reads: not a later node, not the step's results or
+/// gradients, not state (a node that writes state or an input stays). Returns how many went.
+int eliminate_dead_code(Graph& graph);
+
+/// Runs once, now, every node whose inputs are all constants (or that has none: a fill) and
+/// whose outputs no node writes and nothing outside the step keeps; their outputs become
+/// constants. Random nodes never fold. Host values only. Returns how many folded.
+int fold_constants(Graph& graph);
+
+/// The memory plan of the values nodes make and the step drops.
+struct MemoryPlan {
+  size_t arena_bytes = 0;        ///< one block holding all of them, reused by liveness
+  size_t unplanned_bytes = 0;    ///< the same values without reuse (each its own block)
+  size_t peak_live_bytes = 0;    ///< the most of them alive at once (the plan's lower bound)
+  size_t escaping_bytes = 0;     ///< what the step leaves behind (loss, gradients): fresh each step
+  size_t state_bytes = 0;        ///< state and constants the step reads
+};
+
+/// Gives each internal, non-escaping value an offset in one arena: a value lives from the node
+/// that makes it to the last node that uses it, and values whose lives overlap never share bytes
+/// (64-byte aligned). `reuse` false: each value its own place (the pass switched off).
+MemoryPlan plan_memory(Graph& graph, bool reuse = true);
+
+/// "1.5 MiB".
+std::string format_bytes(size_t bytes);
+
+}  // namespace ingot::graph

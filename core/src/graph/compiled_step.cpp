@@ -1,0 +1,211 @@
+// CompiledStep: guard keys, the warm-up / capture / verify / replay states of each key, and the
+// eager fallback.
+#include "ingot/graph/compiled_step.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ingot/autograd/hooks.h"
+#include "ingot/base/grad_mode.h"
+#include "ingot/graph/capture.h"
+#include "ingot/graph/graph_dump.h"
+#include "ingot/runtime/logging.h"
+
+namespace ingot::graph {
+
+struct CompiledStep::Entry {
+  enum class State { Warm, Verify, Ready, Eager } state = State::Warm;
+  std::optional<Graph> pending;  ///< the first capture, until a second one agrees
+  int mismatches = 0;
+  std::unique_ptr<Executable> exec;
+  std::string text;  ///< the key in words (for the logs)
+  bool dumped_times = false;
+  int index = 0;  ///< its number among the graphs compiled
+};
+
+namespace {
+
+void key_tensor(std::vector<int64_t>& k, const Tensor& t) {
+  if (!t.defined()) {
+    k.push_back(-1);
+    return;
+  }
+  k.push_back(static_cast<int64_t>(t.dtype()));
+  k.push_back(static_cast<int64_t>(t.device().kind) * 1024 + t.device().index);
+  k.push_back(t.is_opaque() ? 1 : 0);
+  k.push_back(t.offset());
+  k.push_back(t.dim());
+  for (int64_t d : t.shape()) k.push_back(d);
+  if (!t.is_opaque())
+    for (int64_t s : t.strides()) k.push_back(s);
+}
+
+std::string tensor_text(const Tensor& t) {
+  return t.defined() ? fmt::format("{}{}", dtype_name(t.dtype()), t.shape().str()) : "none";
+}
+
+}  // namespace
+
+CompiledStep::CompiledStep(CompileOptions options, std::vector<Tensor> params, std::vector<Tensor> guarded)
+    : options_(std::move(options)), params_(std::move(params)), guarded_(std::move(guarded)) {}
+
+CompiledStep::~CompiledStep() = default;
+
+void CompiledStep::disable(const std::string& why) {
+  if (!disabled_.empty()) return;
+  disabled_ = why;
+  if (stats_.fallback.empty()) stats_.fallback = why;
+  log_warn("compile: {}; running eager", why);
+}
+
+void CompiledStep::fall_back(Entry& e, const std::string& why) {
+  e.state = Entry::State::Eager;
+  e.pending.reset();
+  if (stats_.fallback.empty()) stats_.fallback = why;
+  log_warn("compile: the step for {} runs eager: {}", e.text, why);
+}
+
+std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string& key_text) {
+  const bool dump = !options_.dump_dir.empty();
+  const std::string prefix = fmt::format("graph{}", stats_.graphs);
+  const size_t captured_nodes = graph.nodes.size();
+  if (dump) write_graph(options_.dump_dir, prefix + "-0-captured", graph);
+  int removed = 0, folded = 0;
+  if (options_.dead_code) {
+    removed = eliminate_dead_code(graph);
+    if (dump) write_graph(options_.dump_dir, prefix + "-1-dead_code", graph);
+  }
+  if (options_.fold) {
+    folded = fold_constants(graph);
+    if (dump) write_graph(options_.dump_dir, prefix + "-2-fold_constants", graph);
+  }
+  const MemoryPlan plan = plan_memory(graph, options_.plan_memory);
+  if (dump) write_graph(options_.dump_dir, prefix + "-3-plan_memory", graph);
+  ++stats_.graphs;
+  stats_.planned_bytes = plan.arena_bytes;
+  log_info(
+      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded; intermediate values {} planned in one arena "
+      "(no reuse: {}, the most alive at once: {}), {} left to the caller each step",
+      stats_.graphs, key_text, captured_nodes, removed, folded, format_bytes(plan.arena_bytes),
+      format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes), format_bytes(plan.escaping_bytes));
+  return std::make_unique<Executable>(std::move(graph));
+}
+
+std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const std::vector<GuardValue>& host,
+                                      const Body& body) {
+  if (!disabled_.empty()) {
+    ++stats_.eager;
+    return body();
+  }
+  std::vector<int64_t> key;
+  std::string text;
+  for (const GuardValue& h : host) {
+    key.push_back(h.value);
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", h.name, h.value);
+  }
+  key.push_back(GradMode::is_enabled() ? 1 : 0);
+  for (const Tensor& t : inputs) {
+    key_tensor(key, t);
+    text += fmt::format("{}{}", text.empty() ? "" : ", ", tensor_text(t));
+  }
+  int with_grad = 0;
+  for (const Tensor& p : params_) {
+    key.push_back(reinterpret_cast<int64_t>(p.storage().get()));
+    const Tensor g = p.grad();
+    key_tensor(key, g);
+    with_grad += g.defined() ? 1 : 0;
+  }
+  if (with_grad > 0) text += fmt::format(", {} gradients present", with_grad);
+  for (const Tensor& t : guarded_) key.push_back(reinterpret_cast<int64_t>(t.storage().get()));
+
+  // Gradients that exist before the step (a later micro-batch of an accumulation group) are
+  // inputs too: the step adds to them.
+  std::vector<Tensor> bound = inputs;
+  for (const Tensor& p : params_)
+    if (p.grad().defined()) bound.push_back(p.grad());
+
+  auto [it, is_new] = entries_.try_emplace(key, nullptr);
+  if (is_new) {
+    it->second = std::make_unique<Entry>();
+    it->second->text = text;
+    const int live = static_cast<int>(std::count_if(entries_.begin(), entries_.end(), [](const auto& kv) {
+      return kv.second->state != Entry::State::Eager;
+    }));
+    if (live > options_.max_graphs) {
+      it->second->state = Entry::State::Eager;
+      if (!warned_limit_) {
+        warned_limit_ = true;
+        if (stats_.fallback.empty()) stats_.fallback = "graph limit reached";
+        log_warn("compile: {} graphs already (the limit): steps for {} and any further shapes run eager",
+                 options_.max_graphs, text);
+      }
+    } else if (entries_.size() > 1) {
+      log_info("compile: a new guard key ({}): compiling another graph", text);
+    }
+  }
+  Entry& e = *it->second;
+  switch (e.state) {
+    case Entry::State::Eager:
+      ++stats_.eager;
+      return body();
+    case Entry::State::Warm: {
+      // The first step of a key runs eager: lazily made state (optimizer moments, caches) exists
+      // before a capture sees the step.
+      for (const Tensor& p : params_)
+        if (autograd::has_post_accumulate_grad_hooks(p)) {
+          disable("a parameter has a gradient hook (data parallelism reduces gradients from one), which a replay "
+                  "would not call");
+          ++stats_.eager;
+          return body();
+        }
+      e.state = Entry::State::Verify;
+      ++stats_.eager;
+      return body();
+    }
+    case Entry::State::Verify: {
+      Captured c = capture(body, bound, params_);
+      ++stats_.captured;
+      if (!c.graph) {
+        fall_back(e, c.failure);
+        return std::move(c.results);
+      }
+      if (!e.pending) {
+        e.pending = std::move(c.graph);
+        return std::move(c.results);
+      }
+      std::string why;
+      if (!same_graph(*e.pending, *c.graph, &why)) {
+        if (!options_.dump_dir.empty()) {  // the two captures that disagree, to compare
+          write_graph(options_.dump_dir, fmt::format("mismatch{}-a", e.mismatches), *e.pending);
+          write_graph(options_.dump_dir, fmt::format("mismatch{}-b", e.mismatches), *c.graph);
+        }
+        if (++e.mismatches >= 2) {
+          fall_back(e, "the step differs from one step to the next (" + why + ")");
+        } else {
+          e.pending = std::move(c.graph);
+        }
+        return std::move(c.results);
+      }
+      e.pending.reset();
+      e.index = stats_.graphs;
+      e.exec = compile(*std::move(c.graph), e.text);
+      e.state = Entry::State::Ready;
+      latest_ = e.exec.get();
+      return std::move(c.results);
+    }
+    case Entry::State::Ready:
+      break;
+  }
+  ++stats_.replayed;
+  if (!options_.dump_dir.empty() && !e.dumped_times) {
+    std::vector<double> seconds;
+    std::vector<Tensor> out = e.exec->run(bound, params_, &seconds);
+    write_graph(options_.dump_dir, fmt::format("graph{}-4-replay", e.index), e.exec->graph(), seconds);
+    e.dumped_times = true;
+    return out;
+  }
+  return e.exec->run(bound, params_);
+}
+
+}  // namespace ingot::graph
