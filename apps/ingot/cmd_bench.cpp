@@ -31,6 +31,8 @@ int cmd_bench(const std::vector<std::string>& args) {
       "save-init", po::value<std::string>(), "write the initial weights to FILE.safetensors (torch names)")(
       "scaling", po::value<std::string>(),
       "also find the largest training batch whose step stays within this much memory (200MiB, 1.5GiB)")(
+      "compile", po::bool_switch(&o.compile), "run training steps and forwards as captured graphs (train.compile)")(
+      "dump-graph", po::value<std::string>(), "with --compile: write each graph before and after each pass into DIR")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set model.width=64");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -43,12 +45,13 @@ int cmd_bench(const std::vector<std::string>& args) {
     throw ConfigError(
         "usage: ingot bench CONFIG.yaml [--json] [--profile[=DIR]] [--warmup N] [--steps N] "
         "[--repeat R] [--batch-size B] [--infer-batch B] [--latency-iters N] [--infer-dtype f32|bf16] [--threads T] "
-        "[--save-init FILE] [--scaling SIZE] [--set KEY=VALUE]...");
+        "[--save-init FILE] [--scaling SIZE] [--compile] [--dump-graph DIR] [--set KEY=VALUE]...");
   o.config = find_config_file(vm["config"].as<std::string>());
   if (vm.count("batch-size")) o.batch_size = vm["batch-size"].as<int64_t>();
   if (vm.count("threads")) o.threads = vm["threads"].as<int>();
   if (vm.count("save-init")) o.save_init = vm["save-init"].as<std::string>();
   if (vm.count("scaling")) o.scaling_limit = train::parse_memory_size(vm["scaling"].as<std::string>(), "--scaling");
+  if (vm.count("dump-graph")) o.dump_graph = vm["dump-graph"].as<std::string>();
   if (vm.count("set")) o.overrides = vm["set"].as<std::vector<std::string>>();
   if (profile || vm.count("profile"))
     o.profile_dir = vm.count("profile") ? vm["profile"].as<std::string>() : "ingot-profile";

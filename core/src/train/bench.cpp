@@ -15,6 +15,7 @@
 #include <random>
 
 #include "ingot/amp/autocast.h"
+#include "ingot/graph/compiled_step.h"
 #include "ingot/base/allocator.h"
 #include "ingot/base/error.h"
 #include "ingot/base/grad_mode.h"
@@ -72,6 +73,7 @@ struct StepSetup {
   const AmpConfig& amp;
   amp::GradScaler& scaler;
   std::vector<Tensor> params;
+  graph::CompiledStep* compiled = nullptr;  ///< --compile: forward and backward as a graph
 };
 
 /// bench/compare's activation memory, from one untimed training step: bytes allocated between
@@ -89,7 +91,7 @@ struct MemoryProbe {
 /// `probe` when given; returns the loss (reading it waits for the step's work).
 double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, const Tensor& y, StepSetup& setup,
                   MemoryProbe* probe = nullptr) {
-  ProfileScope phase("forward", "step");
+  ProfileScope phase(setup.compiled != nullptr ? "forward+backward" : "forward", "step");
   Tensor loss;
   {
     int64_t base = 0;
@@ -97,11 +99,16 @@ double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, con
       probe->reset_peak();
       base = probe->stats().allocated;
     }
-    const amp::AutocastRegion region(setup.amp.dtype, setup.params, setup.amp.enabled);
-    loss = setup.loss(model(x), y);
-    if (probe != nullptr) probe->kept = probe->stats().allocated - base;
-    phase.next("backward");
-    setup.scaler.scale(loss).backward();
+    const auto forward_backward = [&]() -> std::vector<Tensor> {
+      const amp::AutocastRegion region(setup.amp.dtype, setup.params, setup.amp.enabled);
+      Tensor l = setup.loss(model(x), y);
+      if (probe != nullptr && setup.compiled == nullptr) probe->kept = probe->stats().allocated - base;
+      if (setup.compiled == nullptr) phase.next("backward");
+      setup.scaler.scale(l).backward();
+      return {l};
+    };
+    loss = setup.compiled != nullptr ? setup.compiled->run({x, y}, {{"train", 1}}, forward_backward).front()
+                                     : forward_backward().front();
     if (probe != nullptr) probe->peak = probe->stats().peak_allocated - base;
   }
   const double value = loss.item();
@@ -113,8 +120,12 @@ double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, con
   return value;
 }
 
-/// A forward whose result is brought to the strided layout a caller would read.
-void infer(nn::Module& model, const Tensor& x) { (void)model(x).strided(); }
+/// A forward whose result is brought to the strided layout a caller would read (as a replayed
+/// graph with --compile).
+void infer(nn::Module& model, const Tensor& x, graph::CompiledStep* compiled) {
+  const auto forward = [&] { return std::vector<Tensor>{model(x).strided()}; };
+  (void)(compiled != nullptr ? compiled->run({x}, {{"train", 0}}, forward) : forward());
+}
 
 /// Milliseconds since `t0` once the device's queued work is done (ops on an accelerator return
 /// before they finish).
@@ -274,6 +285,17 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   model->train();
   amp::GradScaler scaler(train_cfg.amp.scaler);
   StepSetup setup{train_cfg.loss, train_cfg.amp, scaler, model->parameters()};
+  const bool compile = o.compile || train_cfg.compile.enabled;
+  graph::CompileOptions compile_options = train_cfg.compile.options;
+  if (!o.dump_graph.empty()) compile_options.dump_dir = o.dump_graph / "train";
+  std::optional<graph::CompiledStep> train_graph, infer_graph;
+  if (compile) {
+    train_graph.emplace(compile_options, model->parameters(), model->buffers());
+    setup.compiled = &*train_graph;
+    if (!o.dump_graph.empty()) compile_options.dump_dir = o.dump_graph / "infer";
+    infer_graph.emplace(compile_options, std::vector<Tensor>{}, model->buffers());
+  }
+  graph::CompiledStep* const infer_compiled = compile ? &*infer_graph : nullptr;
   if (train_cfg.amp.enabled) {
     if (const std::string why = amp::autocast_unsupported_reason(device, train_cfg.amp.dtype); !why.empty())
       throw ConfigError(fmt::format("{}: {}", cfg.where("train.amp.dtype"), why));
@@ -345,11 +367,11 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   const bool autocast = train_cfg.amp.enabled && infer_type == DType::F32;
   const amp::AutocastRegion infer_region(train_cfg.amp.dtype, model->parameters(), autocast);
   if (autocast) r.infer_dtype = r.dtype;
-  for (int64_t i = 0; i < o.warmup; ++i) infer(*model, x_infer);
+  for (int64_t i = 0; i < o.warmup; ++i) infer(*model, x_infer, infer_compiled);
   std::vector<double> batch_ms, infer_ips;
   for (int64_t rep = 0; rep < o.repeat; ++rep) {
     const auto t0 = Clock::now();
-    for (int64_t i = 0; i < o.steps; ++i) infer(*model, x_infer);
+    for (int64_t i = 0; i < o.steps; ++i) infer(*model, x_infer, infer_compiled);
     const double ms = ms_when_done(t0, device);
     batch_ms.push_back(ms / static_cast<double>(o.steps));
     infer_ips.push_back(1000.0 * static_cast<double>(r.infer_batch * o.steps) / ms);
@@ -357,12 +379,12 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   r.infer_ms_per_batch = spread_of(batch_ms);
   r.infer_images_per_s = spread_of(infer_ips);
 
-  for (int64_t i = 0; i < std::max<int64_t>(o.warmup, 1); ++i) infer(*model, x_one);
+  for (int64_t i = 0; i < std::max<int64_t>(o.warmup, 1); ++i) infer(*model, x_one, infer_compiled);
   std::vector<double> one_ms;
   for (int64_t rep = 0; rep < o.repeat; ++rep)
     for (int64_t i = 0; i < o.latency_iters; ++i) {
       const auto t0 = Clock::now();
-      infer(*model, x_one);
+      infer(*model, x_one, infer_compiled);
       one_ms.push_back(ms_when_done(t0, device));
     }
   std::sort(one_ms.begin(), one_ms.end());
@@ -370,6 +392,14 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
   const auto rank90 = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(one_ms.size())));  // nearest rank
   r.latency_b1_p90_ms = one_ms[std::clamp<size_t>(rank90, 1, one_ms.size()) - 1];
   r.peak_rss_bytes = peak_rss_bytes();
+  if (compile) {
+    r.compiled = true;
+    r.compile_graphs = train_graph->stats().graphs + infer_graph->stats().graphs;
+    r.compile_train_replays = train_graph->stats().replayed;
+    r.compile_planned_bytes = static_cast<int64_t>(train_graph->stats().planned_bytes);
+    r.compile_fallback = !train_graph->stats().fallback.empty() ? train_graph->stats().fallback
+                                                                : infer_graph->stats().fallback;
+  }
   r.device = model->device().str();
   r.ops_by_backend = ops_by_backend();
   return r;

@@ -64,6 +64,11 @@ std::string BenchResult::to_json() const {
     j["scaling"] = {{"memory_limit_bytes", scaling->limit_bytes},  {"max_batch", scaling->max_batch},
                     {"peak_bytes", scaling->peak_bytes},           {"next_batch", scaling->next_batch},
                     {"next_peak_bytes", scaling->next_peak_bytes}, {"trials", scaling->trials}};
+  j["compile"] = {{"enabled", compiled},
+                  {"graphs", compile_graphs},
+                  {"train_replays", compile_train_replays},
+                  {"planned_bytes", compile_planned_bytes},
+                  {"fallback", compile_fallback}};
   j["checkpointing_segments"] = checkpointing_segments;
   if (checkpointing_segments > 0)
     j["checkpointing"] = {{"policy", checkpointing_policy},
@@ -94,6 +99,11 @@ std::string BenchResult::table() const {
       "        peak allocated {:.1f} MiB (timed training), peak RSS {:.1f} MiB, allocator cache hits "
       "{:.1f}% during timed steps\n",
       mib(peak_allocated_bytes), mib(peak_rss_bytes), 100.0 * train_cache_hit_rate);
+  if (compiled)
+    s += fmt::format("compile: {} graphs, {} of the training steps replayed, {:.1f} MiB planned for the training "
+                     "graph's intermediate values{}\n",
+                     compile_graphs, compile_train_replays, mib(compile_planned_bytes),
+                     compile_fallback.empty() ? "" : "; ran eager where: " + compile_fallback);
   if (scaling) {
     s += scaling->max_batch == 0
              ? fmt::format("scaling: not even batch 1 fits in {:.1f} MiB (it needs {:.1f} MiB)\n",

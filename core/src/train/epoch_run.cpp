@@ -9,6 +9,7 @@
 
 #include "ingot/ops/elementwise.h"
 #include "ingot/optim/clip_grad.h"
+#include "ingot/runtime/logging.h"
 #include "ingot/train/interrupt.h"
 
 namespace ingot::train {
@@ -65,6 +66,13 @@ LoopParts::LoopParts(const TrainContext& ctx, const TrainConfig& config, const T
   if (!config.compile.enabled) return;
   compiled = std::make_unique<graph::CompiledStep>(config.compile.options, params, model.buffers());
   if (anomaly) compiled->disable("train.detect_anomaly checks each op as it runs");
+}
+
+LoopParts::~LoopParts() {
+  if (!compiled) return;
+  const graph::CompileStats& s = compiled->stats();
+  log_info("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}", s.replayed, s.graphs,
+           s.captured, s.eager, s.fallback.empty() ? "" : " (" + s.fallback + ")");
 }
 
 EpochRun::EpochRun(LoopParts& loop, int64_t epoch)

@@ -26,6 +26,10 @@ namespace ingot::train {
 struct LoopParts {
   LoopParts(const TrainContext& ctx, const TrainConfig& config, const TrainPlan& plan, TrainPosition& position,
             const StepEnd& on_step_end);
+  /// Logs what train.compile did (steps replayed, captured, run eager and why).
+  ~LoopParts();
+  LoopParts(const LoopParts&) = delete;
+  LoopParts& operator=(const LoopParts&) = delete;
 
   const TrainContext& ctx;
   const TrainConfig& config;

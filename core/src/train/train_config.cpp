@@ -61,7 +61,7 @@ config::Schema train_schema() {
 
 namespace {
 
-/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, plan_memory, max_graphs}`.
+/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, plan_memory, max_graphs, dump_graph}`.
 CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   CompileConfig c;
   const auto where = [&](const YAML::Node& n) { return fmt::format("{}:{}: train.compile", file, n.Mark().line + 1); };
@@ -92,6 +92,10 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.fold = flag(v, key);
     } else if (key == "plan_memory") {
       c.options.plan_memory = flag(v, key);
+    } else if (key == "dump_graph") {
+      if (!v.IsScalar() || v.Scalar().empty())
+        throw ConfigError(fmt::format("{}.dump_graph: expected a folder", where(v)));
+      c.options.dump_dir = v.Scalar();
     } else if (key == "max_graphs") {
       int64_t n = 0;
       if (!YAML::convert<int64_t>::decode(v, n) || n < 1 || n > 1000)
@@ -100,7 +104,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.max_graphs = static_cast<int>(n);
     } else {
       throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, plan_memory, "
-                                    "max_graphs)",
+                                    "max_graphs, dump_graph)",
                                     where(kv.first), key));
     }
   }
@@ -191,6 +195,7 @@ YAML::Node train_config_yaml(const TrainConfig& c) {
     cc["fold_constants"] = c.compile.options.fold;
     cc["plan_memory"] = c.compile.options.plan_memory;
     cc["max_graphs"] = c.compile.options.max_graphs;
+    if (!c.compile.options.dump_dir.empty()) cc["dump_graph"] = c.compile.options.dump_dir.string();
     n["compile"] = cc;
   } else {
     n["compile"] = false;

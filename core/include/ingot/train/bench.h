@@ -28,6 +28,10 @@ struct BenchOptions {
   /// when set: also find the largest training batch whose step stays within this many bytes
   /// allocated on the device (weights, gradients, optimizer state, the batch and the step's peak)
   std::optional<int64_t> scaling_limit;
+  /// --compile (or the config's train.compile): training steps, inference batches and batch-1
+  /// forwards run as captured graphs (docs/compile.md)
+  bool compile = false;
+  std::filesystem::path dump_graph;  ///< --dump-graph DIR: the graphs before and after each pass
 };
 
 /// "200MiB", "1.5GiB", "300MB", "4096" (bytes) as bytes; ConfigError naming `flag` otherwise.
@@ -87,6 +91,12 @@ struct BenchResult {
   std::vector<std::string> checkpointing_plan;     ///< each segment's units (CheckpointPlan::names)
   int64_t checkpointing_estimated_peak_bytes = 0;  ///< the plan's estimate of the activation peak
   std::optional<ScalingResult> scaling;            ///< with BenchOptions::scaling_limit
+  /// With --compile: what ran as a replayed graph, and why anything did not.
+  bool compiled = false;
+  int64_t compile_graphs = 0;          ///< graphs compiled (training, inference, batch 1)
+  int64_t compile_train_replays = 0;   ///< training steps replayed (the others ran eager or were captured)
+  int64_t compile_planned_bytes = 0;   ///< the training graph's planned arena
+  std::string compile_fallback;        ///< the first reason a step ran eager ("" when none did)
 
   /// One JSON object, the schema bench/compare reads (also produced there for PyTorch).
   std::string to_json() const;
