@@ -84,11 +84,16 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   if (dump) write_graph(options_.dump_dir, prefix + "-3-plan_memory", graph);
   ++stats_.graphs;
   stats_.planned_bytes = plan.arena_bytes;
-  log_info(
+  const std::string line = fmt::format(
       "compile: graph {} for {}: {} nodes captured, {} dead, {} folded; intermediate values {} planned in one arena "
       "(no reuse: {}, the most alive at once: {}), {} left to the caller each step",
       stats_.graphs, key_text, captured_nodes, removed, folded, format_bytes(plan.arena_bytes),
       format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes), format_bytes(plan.escaping_bytes));
+  if (message_) {
+    message_(line);
+  } else {
+    log_info("{}", line);
+  }
   return std::make_unique<Executable>(std::move(graph));
 }
 

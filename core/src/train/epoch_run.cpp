@@ -11,6 +11,8 @@
 #include "ingot/optim/clip_grad.h"
 #include "ingot/runtime/logging.h"
 #include "ingot/train/interrupt.h"
+#include "ingot/train/metrics_log.h"
+#include "ingot/train/progress_bar.h"
 
 namespace ingot::train {
 
@@ -65,14 +67,28 @@ LoopParts::LoopParts(const TrainContext& ctx, const TrainConfig& config, const T
       observer(ctx, plan, config.log_every, scaler) {
   if (!config.compile.enabled) return;
   compiled = std::make_unique<graph::CompiledStep>(config.compile.options, params, model.buffers());
+  if (ctx.progress != nullptr) compiled->on_message([p = ctx.progress](const std::string& line) { p->message(line); });
   if (anomaly) compiled->disable("train.detect_anomaly checks each op as it runs");
 }
 
 LoopParts::~LoopParts() {
   if (!compiled) return;
   const graph::CompileStats& s = compiled->stats();
-  log_info("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}", s.replayed, s.graphs,
-           s.captured, s.eager, s.fallback.empty() ? "" : " (" + s.fallback + ")");
+  const std::string line = fmt::format("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}",
+                                       s.replayed, s.graphs, s.captured, s.eager,
+                                       s.fallback.empty() ? "" : " (" + s.fallback + ")");
+  if (ctx.progress != nullptr) {
+    ctx.progress->message(line);
+  } else {
+    log_info("{}", line);
+  }
+  if (ctx.metrics == nullptr) return;
+  Record r("compile", state.epoch + 1, position.step);
+  r.set("replayed", s.replayed).set("captured", s.captured).set("eager", s.eager).set("graphs", s.graphs);
+  r.set("planned_bytes", static_cast<int64_t>(s.planned_bytes));
+  if (!s.fallback.empty()) r.set("fallback", s.fallback);
+  if (!ctx.stage.empty()) r.set("stage", ctx.stage);
+  ctx.metrics->log(r);
 }
 
 EpochRun::EpochRun(LoopParts& loop, int64_t epoch)

@@ -56,6 +56,8 @@ class CompiledStep {
   /// from step to step) and returns its results.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const std::vector<GuardValue>& host, const Body& body);
 
+  /// Where the line each compiled graph gets goes (default: the info log).
+  void on_message(std::function<void(const std::string&)> message) { message_ = std::move(message); }
   /// Stops compiling: every later step runs eager (`why` is logged once).
   void disable(const std::string& why);
   const CompileStats& stats() const { return stats_; }
@@ -74,6 +76,7 @@ class CompiledStep {
   std::string disabled_;
   bool warned_limit_ = false;
   Executable* latest_ = nullptr;
+  std::function<void(const std::string&)> message_;
 };
 
 }  // namespace ingot::graph
