@@ -3,7 +3,7 @@
     /usr/bin/python3 bench/torch_bench.py CONFIG.yaml [--json] [--warmup N] [--steps N] [--repeat R]
         [--batch-size B] [--infer-batch B] [--latency-iters N] [--threads T[,T...]]
         [--init FILE.safetensors] [--set key=value ...] [--parts train,inference,latency]
-        [--device cpu|cuda] [--tf32 default|off|on] [--amp f32|bf16] [--checkpoint-segments N]
+        [--device cpu|cuda] [--tf32 default|off|on] [--amp f32|bf16] [--checkpoint-segments N] [--compile]
 
 Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet or a `layers:` list,
 train.optimizer, train.loss, clipping, data.batch_size / eval_batch_size), builds the torch.nn
@@ -25,6 +25,9 @@ more (untimed) step measures the activation memory: the distinct storages autogr
 backward that did not exist before the step (memory.activation_bytes, as `ingot bench` reports it),
 and on a CPU the step's peak above its start from the profiler's allocation records
 (memory.step_peak_bytes).
+`--compile` (PyTorch 2.x) measures torch.compile(model) with the default inductor backend: its
+compilation happens in the warm-up (at least 3 steps, forwards and batch-1 forwards), so the timed
+blocks see the compiled model only.
 `--json` prints one JSON object per (config, thread count) line, in `ingot bench --json`'s schema
 plus a "runtime" object (the BLAS library torch loaded, OpenBLAS's core and threads, the
 environment). Several configs or `--threads 1,2` are for bench/compare's sweep: one process, one
@@ -255,6 +258,8 @@ def bench(path, init, args, threads):
     except torch_levers.LeverError as e:
         raise BenchError("%s: %s" % (path, e))
     opt = make_optimizer(model, train.get("optimizer"), path)
+    run_model = torch.compile(model) if args.compile else model
+    warmup = max(args.warmup, 3) if args.compile else args.warmup
     smoothing = (train.get("loss") or {}).get("label_smoothing", 0.0)
     clip_norm, clip_value = train.get("clip_grad_norm"), train.get("clip_grad_value")
     shape = tuple(spec["input_shape"])
@@ -265,13 +270,13 @@ def bench(path, init, args, threads):
            "infer_dtype": levers.dtype_name, "checkpointing_segments": levers.segments,
            "checkpointing": levers.checkpoint_method, "threads": threads,
            "batch_size": batch, "infer_batch": infer_batch, "warmup": args.warmup, "steps": args.steps,
-           "repeat": args.repeat, "device": str(device), "train": None, "inference": None, "latency_b1_ms": None}
+           "repeat": args.repeat, "device": str(device), "compiled": bool(args.compile), "train": None, "inference": None, "latency_b1_ms": None}
 
     def step(saved=None, peak=None):
         opt.zero_grad(set_to_none=True)
         with peak or contextlib.nullcontext():
             with levers.forward_context(saved):
-                loss = F.cross_entropy(levers.train_forward(model, x), y, label_smoothing=smoothing)
+                loss = F.cross_entropy(levers.train_forward(run_model, x), y, label_smoothing=smoothing)
             loss.backward()
         loss.item()  # as `ingot bench` reads the loss each step
         if clip_norm:
@@ -283,7 +288,7 @@ def bench(path, init, args, threads):
     peak_allocated = activation_bytes = step_peak = None
     if "train" in parts:
         model.train()
-        for _ in range(args.warmup):
+        for _ in range(warmup):
             step()
         # One untimed step that measures what the graph keeps between forward and backward, and
         # the peak above the start of forward and backward (on a GPU: the allocator's own).
@@ -303,12 +308,12 @@ def bench(path, init, args, threads):
     with torch.inference_mode(), levers.autocast():
         if "inference" in parts:
             xi = torch.randn(infer_batch, *shape, device=device)
-            secs = timed_blocks(lambda: model(xi), args.warmup, args.steps, args.repeat, args.target_seconds, sync)
+            secs = timed_blocks(lambda: run_model(xi), warmup, args.steps, args.repeat, args.target_seconds, sync)
             out["inference"] = {"images_per_s": summary([infer_batch / s for s in secs]),
                                 "ms_per_batch": summary([1e3 * s for s in secs])}
         if "latency" in parts:
             x1 = torch.randn(1, *shape, device=device)
-            ms = sorted(1e3 * s for s in timed_blocks(lambda: model(x1), max(args.warmup, 1), 1,
+            ms = sorted(1e3 * s for s in timed_blocks(lambda: run_model(x1), max(warmup, 1), 1,
                                                         args.repeat * args.latency_iters, sync=sync))
             out["latency_b1_ms"] = {"median": statistics.median(ms), "p90": ms[max(0, -(-9 * len(ms) // 10) - 1)]}
     out["memory"] = {"peak_allocated_bytes": peak_allocated, "activation_bytes": activation_bytes,
@@ -368,6 +373,7 @@ def main(argv):
     ap.add_argument("--target-seconds", type=float, default=0.0,
                     help="sweep mode: about this long per timed block (--steps is then the maximum)")
     ap.add_argument("--parts", default=",".join(PARTS), help="which of train,inference,latency to run")
+    ap.add_argument("--compile", action="store_true", help="measure torch.compile(model) (PyTorch 2.x), after its warm-up")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="where model and data live (default cpu)")
     ap.add_argument("--amp", choices=("f32", "bf16"), default=None,
                     help="training forward and inference under torch.autocast(bfloat16), or plain f32 (default: "

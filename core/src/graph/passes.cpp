@@ -25,6 +25,85 @@ std::vector<char> kept_outside(const Graph& g) {
 
 bool is_internal(const Value& v) { return v.kind == ValueKind::Internal && v.escapes == false; }
 
+constexpr size_t kAlign = 64;
+size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+/// Largest first, each at the lowest offset clear of every placed value whose life overlaps:
+/// the tightest packing of the two plans.
+std::vector<int64_t> plan_largest_first(const Graph& g, const std::vector<int>& planned, const std::vector<int>& first,
+                                        const std::vector<int>& last) {
+  std::vector<size_t> order(planned.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const size_t na = g.values[planned[a]].nbytes, nb = g.values[planned[b]].nbytes;
+    return na != nb ? na > nb : planned[a] < planned[b];
+  });
+  struct Placed {
+    int first, last;
+    size_t begin, end;
+  };
+  std::vector<Placed> placed;
+  std::vector<int64_t> at(planned.size(), 0);
+  for (size_t i : order) {
+    const int v = planned[i];
+    const size_t size = aligned(g.values[v].nbytes);
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (const Placed& p : placed)
+      if (p.first <= last[v] && first[v] <= p.last) busy.emplace_back(p.begin, p.end);
+    std::sort(busy.begin(), busy.end());
+    size_t off = 0;
+    for (const auto& [b, e] : busy) {
+      if (off + size <= b) break;
+      off = std::max(off, e);
+    }
+    at[i] = static_cast<int64_t>(off);
+    placed.push_back({first[v], last[v], off, off + size});
+  }
+  return at;
+}
+
+/// In node order, as a caching allocator would serve the step: each value takes the smallest
+/// free block it fits (the most recently freed among equals: still in cache), else a new block at
+/// the arena's end; a value's block is free after its last node.
+std::vector<int64_t> plan_in_order(const Graph& g, const std::vector<int>& planned, const std::vector<int>& first,
+                                   const std::vector<int>& last) {
+  struct Block {
+    size_t begin, size;
+    int64_t freed_at;
+  };
+  std::vector<Block> free_blocks;
+  size_t end = 0;
+  std::vector<int64_t> at(planned.size(), 0);
+  std::vector<std::vector<size_t>> starting(g.nodes.size()), ending(g.nodes.size());
+  for (size_t i = 0; i < planned.size(); ++i) {
+    starting[first[planned[i]]].push_back(i);
+    ending[last[planned[i]]].push_back(i);
+  }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (size_t i : starting[n]) {
+      const size_t size = aligned(g.values[planned[i]].nbytes);
+      int best = -1;
+      for (size_t b = 0; b < free_blocks.size(); ++b) {
+        const Block& blk = free_blocks[b];
+        if (blk.size < size) continue;
+        if (best < 0 || blk.size < free_blocks[best].size ||
+            (blk.size == free_blocks[best].size && blk.freed_at > free_blocks[best].freed_at))
+          best = static_cast<int>(b);
+      }
+      if (best >= 0) {
+        at[i] = static_cast<int64_t>(free_blocks[best].begin);
+        free_blocks.erase(free_blocks.begin() + best);
+      } else {
+        at[i] = static_cast<int64_t>(end);
+        end += size;
+      }
+    }
+    for (size_t i : ending[n])
+      free_blocks.push_back({static_cast<size_t>(at[i]), aligned(g.values[planned[i]].nbytes), static_cast<int64_t>(n)});
+  }
+  return at;
+}
+
 }  // namespace
 
 int eliminate_dead_code(Graph& g) {
@@ -96,8 +175,6 @@ int fold_constants(Graph& g) {
 }
 
 MemoryPlan plan_memory(Graph& g, bool reuse) {
-  constexpr size_t kAlign = 64;
-  auto aligned = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
   MemoryPlan plan;
   const int none = -1;
   std::vector<int> first(g.values.size(), none), last(g.values.size(), none);
@@ -138,31 +215,20 @@ MemoryPlan plan_memory(Graph& g, bool reuse) {
     plan.arena_bytes = at;
     return plan;
   }
-  // Largest first, each at the lowest offset clear of every placed value whose life overlaps.
-  std::sort(planned.begin(), planned.end(), [&](int a, int b) {
-    if (g.values[a].nbytes != g.values[b].nbytes) return g.values[a].nbytes > g.values[b].nbytes;
-    return a < b;
-  });
-  struct Placed {
-    int first, last;
-    size_t begin, end;
+  // Two plans; the smaller wins, the cache-friendly one when within 5% of the other.
+  const std::vector<int64_t> lifo = plan_in_order(g, planned, first, last);
+  const std::vector<int64_t> packed = plan_largest_first(g, planned, first, last);
+  auto extent = [&](const std::vector<int64_t>& at) {
+    size_t e = 0;
+    for (size_t i = 0; i < planned.size(); ++i)
+      e = std::max(e, static_cast<size_t>(at[i]) + aligned(g.values[planned[i]].nbytes));
+    return e;
   };
-  std::vector<Placed> placed;
-  for (int v : planned) {
-    const size_t size = aligned(g.values[v].nbytes);
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (const Placed& p : placed)
-      if (p.first <= last[v] && first[v] <= p.last) busy.emplace_back(p.begin, p.end);
-    std::sort(busy.begin(), busy.end());
-    size_t at = 0;
-    for (const auto& [b, e] : busy) {
-      if (at + size <= b) break;
-      at = std::max(at, e);
-    }
-    g.values[v].arena_offset = static_cast<int64_t>(at);
-    placed.push_back({first[v], last[v], at, at + size});
-    plan.arena_bytes = std::max(plan.arena_bytes, at + size);
-  }
+  const size_t lifo_bytes = extent(lifo), packed_bytes = extent(packed);
+  const bool use_lifo = static_cast<double>(lifo_bytes) <= 1.05 * static_cast<double>(packed_bytes);
+  const std::vector<int64_t>& chosen = use_lifo ? lifo : packed;
+  for (size_t i = 0; i < planned.size(); ++i) g.values[planned[i]].arena_offset = chosen[i];
+  plan.arena_bytes = use_lifo ? lifo_bytes : packed_bytes;
   return plan;
 }
 

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""train.compile side by side: `ingot bench` eager and `--compile` against PyTorch 2.x eager and
+torch.compile (bench/torch_bench.py [--compile], its compilation in the warm-up), on the MLP, the CNN
+and ResNet-8 of bench/configs at batch 128 with 2 threads each; runs alternate, medians of --runs.
+
+    /usr/bin/python3 bench/compare_compile.py [--runs N] [--quick] [--torch-python PATH] [--ingot PATH]
+                                              [--workloads mlp,cnn,resnet8] [--no-write] [--out DIR]
+
+PyTorch 2.x comes from the bench venv (build/torch-venv, made by `bench/compare --install-torch`
+or by hand: python3 -m venv build/torch-venv && build/torch-venv/bin/pip install torch pyyaml numpy
+safetensors). Writes the table into bench/RESULTS.md between the `compare-compile` markers and
+every run's JSON under --out (default build/bench-compare/compile/).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STEPS = {"mlp": dict(warmup=5, steps=40, repeat=3, latency_iters=300),
+         "cnn": dict(warmup=4, steps=10, repeat=3, latency_iters=200),
+         "resnet8": dict(warmup=4, steps=8, repeat=3, latency_iters=100)}
+QUICK = dict(warmup=3, steps=2, repeat=1, latency_iters=5)
+SIDES = ("ingot eager", "ingot compile", "torch eager", "torch compile")
+
+
+def run(cmd, out_file):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    if p.returncode != 0:
+        sys.exit("compare_compile: %s failed (%d):\n%s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
+    with open(out_file, "w") as f:
+        f.write(line + "\n")
+    return json.loads(line)
+
+
+def side_cmd(side, w, params, ingot, torch_python):
+    config = os.path.join(ROOT, "bench", "configs", w + ".yaml")
+    common = ["--json", "--warmup", str(params["warmup"]), "--steps", str(params["steps"]), "--repeat",
+              str(params["repeat"]), "--latency-iters", str(params["latency_iters"]), "--batch-size", "128",
+              "--infer-batch", "256", "--threads", "2"]
+    if side.startswith("ingot"):
+        return [ingot, "bench", config] + common + (["--compile"] if side.endswith("compile") else [])
+    return [torch_python, os.path.join(ROOT, "bench", "torch_bench.py"), config] + common + (
+        ["--compile"] if side.endswith("compile") else [])
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--torch-python", default=os.path.join(ROOT, "build", "torch-venv", "bin", "python"))
+    ap.add_argument("--ingot", default=os.path.join(ROOT, "build", "apps", "ingot", "ingot"))
+    ap.add_argument("--workloads", default="mlp,cnn,resnet8")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench-compare", "compile"))
+    args = ap.parse_args(argv)
+    if not os.path.exists(args.torch_python):
+        sys.exit("compare_compile: no PyTorch 2.x at %s (see --help)" % args.torch_python)
+    os.makedirs(args.out, exist_ok=True)
+    load = os.getloadavg()[0]
+    print("compare_compile: load average %.2f before the runs" % load, flush=True)
+    results = {}
+    for w in args.workloads.split(","):
+        params = QUICK if args.quick else STEPS[w]
+        for r in range(args.runs):
+            for side in SIDES:
+                name = "%s-%s-%d.json" % (w, side.replace(" ", "-"), r)
+                res = run(side_cmd(side, w, params, args.ingot, args.torch_python), os.path.join(args.out, name))
+                results.setdefault((w, side), []).append(res)
+                print("compare_compile: %s %s run %d: train %.0f images/s, latency %.3f ms" % (
+                    w, side, r + 1, res["train"]["images_per_s"]["median"], res["latency_b1_ms"]["median"]), flush=True)
+    table = report(results, args)
+    print(table)
+    if not args.no_write:
+        write_results(table)
+
+
+def med(results, w, side, *path):
+    vals = []
+    for res in results[(w, side)]:
+        v = res
+        for p in path:
+            v = v[p]
+        vals.append(v)
+    return statistics.median(vals)
+
+
+def report(results, args):
+    ws = sorted({w for w, _ in results}, key=["mlp", "cnn", "resnet8"].index)
+    lines = ["Command: `/usr/bin/python3 bench/compare_compile.py --runs %d%s` (load average %.2f at the start; "
+             "2 threads per side, batch 128; medians of the runs' medians)." % (
+                 args.runs, " --quick" if args.quick else "", os.getloadavg()[0]), "",
+             "| workload | Ingot eager | Ingot compile | PyTorch eager | torch.compile | compile / Ingot eager | "
+             "compile / best PyTorch | target |", "|---|---|---|---|---|---|---|---|"]
+    for w in ws:
+        t = {s: med(results, w, s, "train", "images_per_s", "median") for s in SIDES}
+        best = max(t["torch eager"], t["torch compile"])
+        lines.append("| %s train images/s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %s |" % (
+            w, t["ingot eager"], t["ingot compile"], t["torch eager"], t["torch compile"],
+            t["ingot compile"] / t["ingot eager"], t["ingot compile"] / best, ">= 2.5" if w == "mlp" else ">= 2"))
+    for w in ws:
+        l = {s: med(results, w, s, "latency_b1_ms", "median") for s in SIDES}
+        best = min(l["torch eager"], l["torch compile"])
+        if w == "resnet8":
+            target = "—"
+        else:
+            target = "<= 0.5"
+        lines.append("| %s batch-1 latency ms | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %s |" % (
+            w, l["ingot eager"], l["ingot compile"], l["torch eager"], l["torch compile"],
+            l["ingot compile"] / l["ingot eager"], l["ingot compile"] / best, target))
+    for w in ws:
+        i = {s: med(results, w, s, "inference", "images_per_s", "median") for s in SIDES}
+        best = max(i["torch eager"], i["torch compile"])
+        lines.append("| %s inference images/s (b 256) | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | — |" % (
+            w, i["ingot eager"], i["ingot compile"], i["torch eager"], i["torch compile"],
+            i["ingot compile"] / i["ingot eager"], i["ingot compile"] / best))
+    for w in ws:
+        eager_peak = med(results, w, "ingot eager", "memory", "step_peak_bytes")
+        planned = med(results, w, "ingot compile", "compile", "planned_bytes")
+        lines.append("| %s step memory MiB (eager: peak above the step's start; compile: planned arena) | %.1f | %.1f "
+                     "| | | %.2f | | <= 0.8 |" % (w, eager_peak / 2**20, planned / 2**20, planned / eager_peak))
+    return "\n".join(lines) + "\n"
+
+
+def write_results(table):
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    text = open(path).read()
+    begin, end = "<!-- compare-compile:begin -->", "<!-- compare-compile:end -->"
+    block = begin + "\n" + table + end
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text += "\n## Compile: a captured step against eager and torch.compile\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
