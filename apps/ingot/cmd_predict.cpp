@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli.h"
 #include "ingot/base/error.h"
@@ -22,6 +23,7 @@
 #include "ingot/data/image_folder.h"
 #include "ingot/data/npy.h"
 #include "ingot/data/text_classification.h"
+#include "ingot/graph/compiled_step.h"
 #include "ingot/ops/indexing.h"
 #include "ingot/ops/norm.h"
 #include "trained_model.h"
@@ -136,6 +138,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   opts.add_options()("top-k,k", po::value<int64_t>()->default_value(3), "how many classes to list per sample")(
       "output,o", po::value<std::string>(), "write a CSV (input, index, class, name, probability, top_k) here")(
       "batch", po::value<int64_t>()->default_value(256), "samples per forward pass")(
+      "compile", po::bool_switch(), "run the forward passes as a captured graph, replayed (docs/compile.md)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override a key of the run's config (backend=cpu)")(
       "help,h", "show this help");
   po::options_description hidden;
@@ -148,7 +151,7 @@ int cmd_predict(const std::vector<std::string>& args) {
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
   po::notify(vm);
   constexpr const char* kUsage =
-      "usage: ingot predict RUN_FOLDER INPUT... [--top-k K] [-o FILE.csv] [--batch N] [--set KEY=VALUE]... (INPUT: "
+      "usage: ingot predict RUN_FOLDER INPUT... [--top-k K] [-o FILE.csv] [--batch N] [--compile] [--set KEY=VALUE]... (INPUT: "
       ".npy, .npz with member x, IDX, .csv, .png / .jpg / .jpeg images, or folders of images)";
   if (vm.count("help")) {
     std::cout << kUsage << "\n\n"
@@ -186,13 +189,17 @@ int cmd_predict(const std::vector<std::string>& args) {
     csv << "input,index,class,name,probability,top_k\n";
   }
   const NoGradGuard no_grad;
+  std::optional<graph::CompiledStep> compiled;
+  if (vm["compile"].as<bool>()) compiled.emplace(graph::CompileOptions{}, std::vector<Tensor>{}, m.model->buffers());
   int64_t rows = 0;
   for (const std::string& input : inputs) {
     const Samples samples = read_samples(input, m);
     const Tensor& x = samples.x;
     for (int64_t from = 0; from < x.size(0); from += batch) {
       const int64_t to = std::min(x.size(0), from + batch);
-      const Tensor logits = (*m.model)(x.slice(0, from, to).contiguous().to(m.sel.device)).to(Device::cpu());
+      const Tensor xb = x.slice(0, from, to).contiguous().to(m.sel.device);
+      const auto forward = [&] { return std::vector<Tensor>{(*m.model)(xb)}; };
+      const Tensor logits = (compiled ? compiled->run({xb}, {{"train", 0}}, forward) : forward()).front().to(Device::cpu());
       const Tensor probs = softmax(logits, 1);
       const int64_t k = std::min(top_k, probs.size(1));
       const SortResult best = topk(probs, k, 1);

@@ -29,7 +29,7 @@ _ingot() {
     doctor) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
     predict)
       if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "--top-k --output --batch --set --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--top-k --output --batch --compile --set --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -- "$cur"))
       fi

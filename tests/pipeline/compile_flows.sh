@@ -3,7 +3,8 @@
 # GPT (dropout, attention) and a tiny BERT (padding mask), the losses of every step with compile
 # equal those without — bit for bit where no kernel path changes, within f32 tolerance for BERT,
 # whose captured step keeps its padding mask — and most steps are replays (the `compile` record of
-# metrics.jsonl); dump_graph writes the passes' graphs; a bad compile key is one clear error.
+# metrics.jsonl), the evaluation after training (its forwards compiled too) gives the same test loss
+# and accuracy, and predict --compile the same predictions; dump_graph writes the passes' graphs; a bad compile key is one clear error.
 # Usage: compile_flows.sh INGOT_BINARY REPO_ROOT
 set -euo pipefail
 ingot=$1
@@ -53,6 +54,13 @@ c = [r for r in b if r.get("event") == "compile"]
 assert c, "no compile record in metrics.jsonl"
 assert c[-1]["replayed"] > 0, f"nothing replayed: {c[-1]}"
 assert not [r for r in a if r.get("event") == "compile"], "an eager run wrote a compile record"
+import os
+sa = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "summary.json")))
+sb = json.load(open(os.path.join(os.path.dirname(sys.argv[2]), "summary.json")))
+for k in ("test_loss", "test_accuracy"):
+    if k in sa:
+        d = abs(sa[k] - sb[k]) / max(abs(sa[k]), 1e-6)
+        assert d <= tol, f"{k}: {sa[k]} eager, {sb[k]} with compile (its evaluation forwards replayed)"
 print(f"{name}: {len(la)} steps, worst relative difference {worst:.3g}, {c[-1]['replayed']} replayed, "
       f"{c[-1]['graphs']} graphs, fallback: {c[-1].get('fallback', 'none')}")
 PY
@@ -74,6 +82,23 @@ for f in graph0-0-captured graph0-1-dead_code graph0-2-fold_constants graph0-3-p
 done
 grep -q ' us$' "$work/graphs/graph0-4-replay.txt" || fail "the replay dump has no per-node times"
 grep -q 'compile: graph 1 for' "$work/dump.txt" || fail "no line says what was compiled"
+
+# predict --compile: the same predictions as without (two graphs: full batches and the last one).
+python3 - <<'PY'
+import random, struct
+random.seed(3)
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (70, 1, 28, 28), }"
+header += " " * (118 - len(header)) + "\n"
+with open("images.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<%df" % (70 * 784), *[random.random() for _ in range(70 * 784)]))
+PY
+for c in "" --compile; do
+  "$ingot" predict "$work/true/fashion_mnist_mlp" images.npy --batch 32 -o "pred$c.csv" $c > "$work/pred.txt" 2>&1 ||
+    { cat "$work/pred.txt"; fail "predict $c"; }
+done
+cmp -s pred.csv pred--compile.csv || fail "predict --compile gives other predictions"
+[ "$(wc -l < pred--compile.csv)" -eq 71 ] || fail "predict --compile: $(wc -l < pred--compile.csv) lines"
 
 # A bad compile key: one line naming the key, exit 2.
 set +e

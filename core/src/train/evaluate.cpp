@@ -1,7 +1,9 @@
 // Evaluation pass over a loader.
+
 #include "ingot/train/evaluate.h"
 
 #include <chrono>
+#include <optional>
 
 #include "ingot/amp/autocast.h"
 #include "ingot/base/grad_mode.h"
@@ -13,7 +15,7 @@
 namespace ingot::train {
 
 EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names,
-                    const nn::Loss* loss, const AmpConfig* amp) {
+                    const nn::Loss* loss, const AmpConfig* amp, const graph::CompileOptions* compile) {
   const nn::Loss fallback = loss == nullptr ? nn::make_loss(YAML::Node(), "") : nn::Loss{};
   const nn::Loss& loss_fn = loss == nullptr ? fallback : *loss;
   const auto t0 = std::chrono::steady_clock::now();
@@ -29,10 +31,17 @@ EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std
   if (!r.tokens) r.confusion = ConfusionMatrix(classes, std::move(class_names));
   double loss_sum = 0.0;
   int64_t correct = 0;
+  std::optional<graph::CompiledStep> compiled;
+  if (compile != nullptr) {
+    graph::CompileOptions o = *compile;
+    if (!o.dump_dir.empty()) o.dump_dir /= "eval";
+    compiled.emplace(o, std::vector<Tensor>{}, model.buffers());
+  }
   loader.begin_epoch(0);
   DeviceFeeder feeder(loader, model.device(), 2);
   while (auto batch = feeder.next()) {
-    const Tensor logits = model(batch->inputs);
+    const auto forward = [&] { return std::vector<Tensor>{model(batch->inputs)}; };
+    const Tensor logits = compiled ? compiled->run({batch->inputs}, {{"train", 0}}, forward).front() : forward().front();
     loss_sum += loss_fn.fn(logits, batch->targets, nn::Reduction::Sum).item();
     if (r.tokens)  // logits [B, T, V]: the rows of every position
       correct += nn::accuracy_count(logits.reshape(Shape{-1, classes}), batch->targets.reshape(Shape{-1}));

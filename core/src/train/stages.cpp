@@ -211,7 +211,8 @@ void PipelineState::save_checkpoint(const std::filesystem::path& stem, const Tra
 }
 
 bool PipelineState::validate_epoch(int64_t epoch, const TrainPosition& pos) {
-  const EvalResult r = evaluate(*model, *loaders.validation, class_names, &train.loss, &train.amp);
+  const EvalResult r = evaluate(*model, *loaders.validation, class_names, &train.loss, &train.amp,
+                                  train.compile.enabled ? &train.compile.options : nullptr);
   const bool best = selection->update(selection->monitored(r.loss, r.accuracy), epoch);
   Record rec = eval_record(r, epoch, pos.step);
   rec.set("split", "validation").set("best", best);  // (replaces "test")
@@ -255,7 +256,8 @@ void PipelineState::refuse_nonfinite_weights(int64_t step) const {
 }
 
 const EvalResult& PipelineState::evaluate_now() {
-  last_eval = evaluate(*model, *loaders.test, class_names, &train.loss, &train.amp);
+  last_eval = evaluate(*model, *loaders.test, class_names, &train.loss, &train.amp,
+                       train.compile.enabled ? &train.compile.options : nullptr);
   last_eval_step = position.step;
   return *last_eval;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "ingot/graph/compiled_step.h"
 #include "ingot/data/data_loader.h"
 #include "ingot/nn/loss_registry.h"
 #include "ingot/nn/module.h"
@@ -30,7 +31,10 @@ struct EvalResult {
 /// training mode afterwards. `class_names` label the confusion matrix (may be empty); `loss` is
 /// the training loss (cross_entropy when none is given). `amp` (train.amp) runs the forward
 /// passes under the same autocast policy as training, each weight cast once for the whole pass.
+/// `compile` (train.compile): the forward passes as replayed graphs (a dump goes to its
+/// dump_dir/eval).
 EvalResult evaluate(nn::Module& model, data::DataLoader& loader, std::vector<std::string> class_names = {},
-                    const nn::Loss* loss = nullptr, const AmpConfig* amp = nullptr);
+                    const nn::Loss* loss = nullptr, const AmpConfig* amp = nullptr,
+                    const graph::CompileOptions* compile = nullptr);
 
 }  // namespace ingot::train
