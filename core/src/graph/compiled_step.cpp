@@ -21,6 +21,7 @@ struct CompiledStep::Entry {
   std::unique_ptr<Executable> exec;
   std::string text;  ///< the key in words (for the logs)
   bool dumped_times = false;
+  int64_t replays = 0;
   int index = 0;  ///< its number among the graphs compiled
 };
 
@@ -103,17 +104,11 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
     ++stats_.eager;
     return body();
   }
-  std::vector<int64_t> key;
-  std::string text;
-  for (const GuardValue& h : host) {
-    key.push_back(h.value);
-    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", h.name, h.value);
-  }
+  key_.clear();  // (kept between calls: no allocation in the steady state)
+  std::vector<int64_t>& key = key_;
+  for (const GuardValue& h : host) key.push_back(h.value);
   key.push_back(GradMode::is_enabled() ? 1 : 0);
-  for (const Tensor& t : inputs) {
-    key_tensor(key, t);
-    text += fmt::format("{}{}", text.empty() ? "" : ", ", tensor_text(t));
-  }
+  for (const Tensor& t : inputs) key_tensor(key, t);
   int with_grad = 0;
   for (const Tensor& p : params_) {
     key.push_back(reinterpret_cast<int64_t>(p.storage().get()));
@@ -121,18 +116,27 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
     key_tensor(key, g);
     with_grad += g.defined() ? 1 : 0;
   }
-  if (with_grad > 0) text += fmt::format(", {} gradients present", with_grad);
   for (const Tensor& t : guarded_) key.push_back(reinterpret_cast<int64_t>(t.storage().get()));
+  // The key in words, for the logs of a new key only.
+  const auto key_text = [&] {
+    std::string text;
+    for (const GuardValue& h : host) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", h.name, h.value);
+    for (const Tensor& t : inputs) text += fmt::format("{}{}", text.empty() ? "" : ", ", tensor_text(t));
+    if (with_grad > 0) text += fmt::format(", {} gradients present", with_grad);
+    return text;
+  };
 
   // Gradients that exist before the step (a later micro-batch of an accumulation group) are
   // inputs too: the step adds to them.
   std::vector<Tensor> bound = inputs;
-  for (const Tensor& p : params_)
-    if (p.grad().defined()) bound.push_back(p.grad());
+  if (with_grad > 0)
+    for (const Tensor& p : params_)
+      if (p.grad().defined()) bound.push_back(p.grad());
 
   auto [it, is_new] = entries_.try_emplace(key, nullptr);
   if (is_new) {
     it->second = std::make_unique<Entry>();
+    const std::string text = key_text();
     it->second->text = text;
     const int live = static_cast<int>(std::count_if(entries_.begin(), entries_.end(), [](const auto& kv) {
       return kv.second->state != Entry::State::Eager;
@@ -203,7 +207,8 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
       break;
   }
   ++stats_.replayed;
-  if (!options_.dump_dir.empty() && !e.dumped_times) {
+  // The times of the third replay: the first ones touch the arena's pages for the first time.
+  if (!options_.dump_dir.empty() && !e.dumped_times && ++e.replays >= 3) {
     std::vector<double> seconds;
     std::vector<Tensor> out = e.exec->run(bound, params_, &seconds);
     write_graph(options_.dump_dir, fmt::format("graph{}-4-replay", e.index), e.exec->graph(), seconds);

@@ -72,6 +72,7 @@ class CompiledStep {
   CompileOptions options_;
   std::vector<Tensor> params_, guarded_;
   std::map<std::vector<int64_t>, std::unique_ptr<Entry>> entries_;
+  std::vector<int64_t> key_;  ///< the guard key being built
   CompileStats stats_;
   std::string disabled_;
   bool warned_limit_ = false;
