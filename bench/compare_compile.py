@@ -60,8 +60,8 @@ def main(argv):
     if not os.path.exists(args.torch_python):
         sys.exit("compare_compile: no PyTorch 2.x at %s (see --help)" % args.torch_python)
     os.makedirs(args.out, exist_ok=True)
-    load = os.getloadavg()[0]
-    print("compare_compile: load average %.2f before the runs" % load, flush=True)
+    args.load = os.getloadavg()[0]
+    print("compare_compile: load average %.2f before the runs" % args.load, flush=True)
     results = {}
     for w in args.workloads.split(","):
         params = QUICK if args.quick else STEPS[w]
@@ -110,10 +110,10 @@ def paired(results, w, a, b, path, best_of=None):
 def report(results, args):
     ws = sorted({w for w, _ in results}, key=["mlp", "cnn", "resnet8"].index)
     torch_sides = ("torch eager", "torch compile")
-    lines = ["Command: `/usr/bin/python3 bench/compare_compile.py --runs %d%s` (load average %.2f at the end; "
+    lines = ["Command: `/usr/bin/python3 bench/compare_compile.py --runs %d%s` (load average %.2f at the start; "
              "2 threads per side, batch 128). Values: medians over the runs of each run's median; ratios: medians "
              "of the ratios within each run (its four sides ran back to back), which the machine's drift "
-             "disturbs less." % (args.runs, " --quick" if args.quick else "", os.getloadavg()[0]), "",
+             "disturbs less." % (args.runs, " --quick" if args.quick else "", args.load), "",
              "| workload | Ingot eager | Ingot compile | PyTorch eager | torch.compile | compile / Ingot eager | "
              "compile / best PyTorch | target |", "|---|---|---|---|---|---|---|---|"]
     rows = (("train images/s", ("train", "images_per_s", "median"), "%.0f"),
