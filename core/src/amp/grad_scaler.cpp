@@ -72,16 +72,16 @@ Tensor GradScaler::scale(const Tensor& loss) const {
 }
 
 const Tensor& GradScaler::scale_tensor(Device device) const {
-  if (!scale_tensor_.defined() || scale_tensor_.device() != device) {
+  if (!cache_.tensor.defined() || cache_.tensor.device() != device) {
     NoGradGuard no_grad;
-    scale_tensor_ = Tensor::scalar(static_cast<double>(scale_), DType::F32).to(device);
-    scale_tensor_value_ = scale_;
-  } else if (scale_tensor_value_ != scale_) {
+    cache_.tensor = Tensor::scalar(static_cast<double>(scale_), DType::F32).to(device);
+    cache_.value = scale_;
+  } else if (cache_.value != scale_) {
     NoGradGuard no_grad;
-    scale_tensor_.fill_(static_cast<double>(scale_));
-    scale_tensor_value_ = scale_;
+    cache_.tensor.fill_(static_cast<double>(scale_));
+    cache_.value = scale_;
   }
-  return scale_tensor_;
+  return cache_.tensor;
 }
 
 bool GradScaler::unscale_(const std::vector<Tensor>& params) {
@@ -127,7 +127,7 @@ bool GradScaler::update(bool found_inf) {
     if (options_.min_scale > 0.0 && scale_ <= floor) return false;
     // float * double in double, rounded to float32 (torch's kernel).
     scale_ = std::max(static_cast<float>(static_cast<double>(scale_) * options_.backoff_factor), floor);
-    if (scale_tensor_.defined()) scale_tensor(scale_tensor_.device());
+    if (cache_.tensor.defined()) scale_tensor(cache_.tensor.device());
     return true;
   }
   if (++growth_tracker_ >= options_.growth_interval) {
@@ -136,7 +136,7 @@ bool GradScaler::update(bool found_inf) {
     growth_tracker_ = 0;
     hysteresis_left_ = options_.hysteresis;
   }
-  if (scale_tensor_.defined()) scale_tensor(scale_tensor_.device());
+  if (cache_.tensor.defined()) scale_tensor(cache_.tensor.device());
   return true;
 }
 
@@ -167,7 +167,7 @@ void GradScaler::load_state_dict(const std::map<std::string, std::string>& state
     throw InputError(fmt::format("GradScaler state: 'hysteresis_left' is {}, expected >= 1", hysteresis));
   if (skipped < 0) throw InputError(fmt::format("GradScaler state: 'skipped_steps' is {}, expected >= 0", skipped));
   scale_ = scale_f;
-  if (scale_tensor_.defined()) scale_tensor(scale_tensor_.device());
+  if (cache_.tensor.defined()) scale_tensor(cache_.tensor.device());
   growth_tracker_ = growth;
   // A smaller configured hysteresis caps what is left (the refill would give no more).
   hysteresis_left_ = std::min(hysteresis, options_.hysteresis);

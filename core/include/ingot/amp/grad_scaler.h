@@ -91,10 +91,22 @@ class GradScaler {
   /// load_state_dict() refresh it): a captured step reads the live value, never a stale copy.
   const Tensor& scale_tensor(Device device) const;
 
+  /// The cached scale tensor; a copy of the scaler starts without one (never two scalers
+  /// writing one tensor).
+  struct ScaleCache {
+    Tensor tensor;
+    float value = 0.0f;
+    ScaleCache() = default;
+    ScaleCache(const ScaleCache&) {}
+    ScaleCache& operator=(const ScaleCache&) {
+      tensor = Tensor();
+      return *this;
+    }
+  };
+
   GradScalerOptions options_;
   float scale_;
-  mutable Tensor scale_tensor_;
-  mutable float scale_tensor_value_ = 0.0f;
+  mutable ScaleCache cache_;
   int64_t growth_tracker_ = 0;
   int64_t hysteresis_left_;
   int64_t skipped_steps_ = 0;
