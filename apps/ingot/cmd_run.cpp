@@ -38,6 +38,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "with --force: how many moved-aside copies (<name>.old-*) to keep, the newest (0 = all)")(
       "runs-dir", po::value<std::string>()->default_value("runs"), "folder of the run folders")(
       "profile", po::value<std::string>(), "write profile.txt and trace.json to DIR (default: the run folder)")(
+      "dump-graph", po::value<std::string>(),
+      "compile the training step (train.compile) and write its graphs before and after each pass into DIR")(
       "memory-report", po::bool_switch(),
       "at the end, print each stage's peak memory and the largest tensors at the peak (also runs/<name>/memory.md)")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -59,7 +61,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::notify(vm);
   constexpr const char* kUsage =
       "usage: ingot run CONFIG.yaml [KEY=VALUE ...] [--resume | --force [--keep-old N]] [--runs-dir DIR] "
-      "[--profile[=DIR]] [--memory-report] [--set KEY=VALUE]... [--print-config]";
+      "[--profile[=DIR]] [--dump-graph DIR] [--memory-report] [--set KEY=VALUE]... [--print-config]";
   if (vm.count("help")) {
     std::cout << kUsage << "\n\n" << opts
               << "\nA KEY=VALUE after the config is the same as --set KEY=VALUE. Overrides are written into "
@@ -80,10 +82,21 @@ int cmd_run(const std::vector<std::string>& args) {
                                       a));
       overrides.push_back(a);
     }
+  const std::string config_file = find_config_file(vm["config"].as<std::string>());
+  if (vm.count("dump-graph")) {  // train.compile with its dump_graph, whatever form the file gives compile
+    std::string dir = vm["dump-graph"].as<std::string>();
+    std::string quoted = "'";
+    for (char c : dir) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    quoted += "'";
+    const config::Config plain = config::load_with_overrides(config_file, overrides, train::pipeline_schema());
+    const YAML::Node train = plain.node("train");
+    const bool section = train && train.IsMap() && train["compile"] && train["compile"].IsMap();
+    overrides.push_back(section ? "train.compile.dump_graph=" + quoted
+                                : "train.compile={enabled: true, dump_graph: " + quoted + "}");
+  }
   // The overrides become part of the config: config.resolved.yaml records them, and --resume
   // refuses a run whose overrides changed.
-  const config::Config cfg = config::load_with_overrides(find_config_file(vm["config"].as<std::string>()), overrides,
-                                                         train::pipeline_schema());
+  const config::Config cfg = config::load_with_overrides(config_file, overrides, train::pipeline_schema());
   if (vm["print-config"].as<bool>()) {
     std::cout << config::emit_yaml(train::config_with_defaults(cfg)) << "\n";
     return 0;

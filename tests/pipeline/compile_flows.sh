@@ -75,13 +75,19 @@ parity bert "$root/tests/pipeline/configs/tiny_bert.yaml" 1e-5 --set train.steps
 
 # dump_graph: every pass's graph, as text and dot, and the replay's per-node times.
 "$ingot" run "$root/configs/fashion_mnist_mlp.yaml" --runs-dir "$work/dump" --set train.steps=8 \
-  --set train.eval_every_epoch=false --set train.compile.dump_graph="$work/graphs" > "$work/dump.txt" 2>&1 ||
-  { cat "$work/dump.txt"; fail "run with dump_graph"; }
+  --set train.eval_every_epoch=false --dump-graph "$work/graphs" > "$work/dump.txt" 2>&1 ||
+  { cat "$work/dump.txt"; fail "run with --dump-graph"; }
 for f in graph0-0-captured graph0-1-dead_code graph0-2-fold_constants graph0-3-plan_memory graph0-4-replay; do
   [ -s "$work/graphs/$f.txt" ] && [ -s "$work/graphs/$f.dot" ] || fail "dump_graph wrote no $f"
 done
 grep -q ' us$' "$work/graphs/graph0-4-replay.txt" || fail "the replay dump has no per-node times"
 grep -q 'compile: graph 1 for' "$work/dump.txt" || fail "no line says what was compiled"
+[ -s "$work/graphs/eval/graph0-4-replay.txt" ] || fail "no dump of the evaluation's graph"
+# The same through the config key, given as a section.
+"$ingot" run "$root/configs/fashion_mnist_mlp.yaml" --runs-dir "$work/dump2" --set train.steps=8 \
+  --set train.eval_every_epoch=false --set train.compile.dump_graph="$work/graphs2" > "$work/dump2.txt" 2>&1 ||
+  { cat "$work/dump2.txt"; fail "run with train.compile.dump_graph"; }
+[ -s "$work/graphs2/graph0-3-plan_memory.txt" ] || fail "train.compile.dump_graph wrote nothing"
 
 # predict --compile: the same predictions as without (two graphs: full batches and the last one).
 python3 - <<'PY'

@@ -19,8 +19,8 @@ namespace ingot::train {
 namespace {
 
 /// Keys that may change between a run and its resume: how it runs (threads, backend, loader
-/// workers, prefetch), how often it logs and checkpoints, and what a non-finite step does — not
-/// what it computes. The `resolved:` block (threads, device, backends) is compared apart.
+/// workers, prefetch, compile: a replayed step computes eager's bits), how often it logs and
+/// checkpoints, and what a non-finite step does — not what it computes. The `resolved:` block (threads, device, backends) is compared apart.
 constexpr const char* kRuntimeKeys[][2] = {{"threads", ""},
                                            {"backend", ""},
                                            {"data", "workers"},
@@ -32,6 +32,7 @@ constexpr const char* kRuntimeKeys[][2] = {{"threads", ""},
                                            {"train", "max_skipped"},
                                            {"train", "detect_anomaly"},
                                            {"train", "memory_check"},
+                                           {"train", "compile"},
                                            {"logging", ""}};
 
 /// `node` as config.resolved.yaml holds it, without the `resolved:` block and the runtime keys.
