@@ -87,14 +87,20 @@ std::string BenchResult::table() const {
   s += spread_row(fmt::format("infer images/s (b {}, {})", infer_batch, infer_dtype).c_str(), infer_images_per_s, "{:.1f}");
   s += spread_row("infer ms/batch", infer_ms_per_batch, "{:.3f}");
   s += fmt::format("{:<26}{:>12.3f}  (p90 {:.3f})\n", "latency b1 ms", latency_b1_median_ms, latency_b1_p90_ms);
-  s += fmt::format(
-      "memory: step peak {:.1f} MiB above the step's start, {:.1f} MiB of it kept from forward to "
-      "backward{}\n",
-      mib(step_peak_bytes), mib(activation_bytes),
-      checkpointing_segments > 0
-          ? fmt::format(" ({} checkpointed segments, {}; estimated peak {:.1f} MiB)", checkpointing_segments,
-                        checkpointing_policy, mib(checkpointing_estimated_peak_bytes))
-          : "");
+  if (compiled) {  // the arena exists before the step starts: the step's own peak leaves it out
+    s += fmt::format("memory: compiled step: {:.1f} MiB planned arena (held from compilation on) and {:.1f} MiB "
+                     "above the step's start\n",
+                     mib(compile_planned_bytes), mib(step_peak_bytes));
+  } else {
+    s += fmt::format(
+        "memory: step peak {:.1f} MiB above the step's start, {:.1f} MiB of it kept from forward to "
+        "backward{}\n",
+        mib(step_peak_bytes), mib(activation_bytes),
+        checkpointing_segments > 0
+            ? fmt::format(" ({} checkpointed segments, {}; estimated peak {:.1f} MiB)", checkpointing_segments,
+                          checkpointing_policy, mib(checkpointing_estimated_peak_bytes))
+            : "");
+  }
   s += fmt::format(
       "        peak allocated {:.1f} MiB (timed training), peak RSS {:.1f} MiB, allocator cache hits "
       "{:.1f}% during timed steps\n",
