@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -31,12 +32,15 @@ inline std::pair<Tensor, Tensor> labelled_batch(const Shape& shape, int64_t clas
   return {x, Tensor::from_vector<int64_t>(labels, {shape[0]})};
 }
 
-struct MlpStep {
-  explicit MlpStep(double dropout = 0.0) : init(5), dropout_gen(6) {
-    model = nn::make_mlp({{16, 12, 8, 3}, "relu", dropout}, &init, &dropout_gen);
+/// Forward, cross-entropy and backward of a model built from fixed seeds (weights `init_seed`,
+/// dropout masks `init_seed + 1`), for batches of 3 classes.
+class ModelStep {
+ public:
+  using Factory = std::function<std::shared_ptr<nn::Sequential>(Generator*, Generator*)>;
+  ModelStep(const Factory& make, uint64_t init_seed)
+      : init(init_seed), dropout_gen(init_seed + 1), model(make(&init, &dropout_gen)) {
     model->train();
   }
-  static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 16}, 3, seed); }
   std::vector<Tensor> step(const std::pair<Tensor, Tensor>& b) {
     const Tensor loss = nn::cross_entropy((*model)(b.first), b.second);
     loss.backward();
@@ -50,23 +54,20 @@ struct MlpStep {
   std::shared_ptr<nn::Sequential> model;
 };
 
-struct CnnStep {
-  CnnStep() : init(8), dropout_gen(9) {
-    model = nn::make_simple_cnn({1, 8, 8, 4, 16, 3, 0.25}, &init, &dropout_gen);
-    model->train();
-  }
+/// An MLP 16 -> 12 -> 8 -> 3 with ReLU (and dropout between its Linears).
+struct MlpStep : ModelStep {
+  explicit MlpStep(double dropout = 0.0)
+      : ModelStep([dropout](Generator* g, Generator* d) { return nn::make_mlp({{16, 12, 8, 3}, "relu", dropout}, g, d); },
+                  5) {}
+  static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 16}, 3, seed); }
+};
+
+/// The simple CNN (conv, batch norm, ReLU, max pooling, dropout) on 1x8x8 images.
+struct CnnStep : ModelStep {
+  CnnStep()
+      : ModelStep([](Generator* g, Generator* d) { return nn::make_simple_cnn({1, 8, 8, 4, 16, 3, 0.25}, g, d); },
+                  8) {}
   static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 1, 8, 8}, 3, seed); }
-  std::vector<Tensor> step(const std::pair<Tensor, Tensor>& b) {
-    const Tensor loss = nn::cross_entropy((*model)(b.first), b.second);
-    loss.backward();
-    return {loss};
-  }
-  std::vector<Tensor> params() const { return model->parameters(); }
-  void zero_grad() const {
-    for (const Tensor& p : model->parameters()) p.set_grad(Tensor());
-  }
-  Generator init, dropout_gen;
-  std::shared_ptr<nn::Sequential> model;
 };
 
 }  // namespace ingot::test
