@@ -29,7 +29,6 @@ std::optional<size_t> rng_field(OpKind op, const unsigned char* attrs) {
 }
 
 struct External {
-  std::weak_ptr<Storage> storage;
   std::vector<unsigned char> snapshot;  ///< empty when not copied (too large, not on the host)
   bool copied = false;
   std::string first_reader;
@@ -43,9 +42,8 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
         prev_observer_(set_generator_observer(this)) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].defined()) continue;
-      const int v = new_value(ValueKind::Input, inputs[i].storage(), -1);
+      const int v = new_value(ValueKind::Input, inputs[i].storage());
       g_.values[v].input_index = static_cast<int>(i);
-      g_.inputs.push_back(ref(v, make_desc(inputs[i]), inputs[i].layout()));
     }
   }
   ~Recorder() override {
@@ -73,7 +71,7 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
       } else {
         // A new output, or memory the step allocated and this op writes first (a copy into an
         // empty tensor): the op makes it.
-        n.outputs.push_back(ref(new_value(ValueKind::Internal, c.outputs[i].storage(), static_cast<int>(g_.nodes.size())),
+        n.outputs.push_back(ref(new_value(ValueKind::Internal, c.outputs[i].storage()),
                                 c.out[i], c.outputs[i].layout()));
       }
     }
@@ -105,7 +103,7 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
     n.reorder = true;
     n.op = INGOT_OP_COUNT;
     n.inputs.push_back(existing_storage(src_storage, src, src_layout, "reorder"));
-    n.outputs.push_back(ref(new_value(ValueKind::Internal, dst.storage(), static_cast<int>(g_.nodes.size())),
+    n.outputs.push_back(ref(new_value(ValueKind::Internal, dst.storage()),
                             make_desc(dst), nullptr));
     g_.nodes.push_back(std::move(n));
   }
@@ -154,22 +152,25 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
   /// Memory allocated during the step that no node has touched yet.
   bool allocated_unseen(const std::shared_ptr<Storage>& storage) const {
     if (storage->serial() <= start_serial_) return false;
-    const auto it = by_storage_.find(storage.get());
-    return it == by_storage_.end() || it->second.first.lock() != storage;
+    return value_of(storage) < 0;
   }
 
-  int new_value(ValueKind kind, const std::shared_ptr<Storage>& storage, int producer) {
+  int new_value(ValueKind kind, const std::shared_ptr<Storage>& storage) {
     Value v;
     v.kind = kind;
     v.nbytes = storage->nbytes();
     v.device = storage->device();
-    v.producer = producer;
     g_.values.push_back(std::move(v));
     const int id = static_cast<int>(g_.values.size()) - 1;
-    by_storage_[storage.get()] = {storage, id};
-    weak_.resize(g_.values.size());
-    weak_[id] = storage;
+    by_storage_[storage.get()] = id;
+    weak_.push_back(storage);
     return id;
+  }
+
+  /// The value `storage` is, or -1 (never seen, or a freed storage's address reused).
+  int value_of(const std::shared_ptr<Storage>& storage) const {
+    const auto it = by_storage_.find(storage.get());
+    return it != by_storage_.end() && weak_[it->second].lock() == storage ? it->second : -1;
   }
 
   TensorRef existing(const Tensor& t, const ingot_tensor_desc& desc, const std::shared_ptr<OpaqueLayout>& layout,
@@ -180,9 +181,8 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
   /// The value `storage` is; a storage no node made and not seen before is an external value.
   TensorRef existing_storage(const std::shared_ptr<Storage>& storage, const ingot_tensor_desc& desc,
                              const std::shared_ptr<OpaqueLayout>& layout, const std::string& reader) {
-    const auto it = by_storage_.find(storage.get());
-    if (it != by_storage_.end() && it->second.first.lock() == storage) return ref(it->second.second, desc, layout);
-    const int v = new_value(ValueKind::Constant, storage, -1);  // State or Constant: decided at the end
+    if (const int known = value_of(storage); known >= 0) return ref(known, desc, layout);
+    const int v = new_value(ValueKind::Constant, storage);  // State or Constant: decided at the end
     External& e = externals_[v];
     e.first_reader = reader;
     if (storage->device().is_cpu() && storage->nbytes() <= kMaxConstantBytes) {
@@ -234,8 +234,8 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
   uint64_t start_serial_;
   OpRecorder* prev_recorder_;
   GeneratorObserver* prev_observer_;
-  std::unordered_map<const Storage*, std::pair<std::weak_ptr<Storage>, int>> by_storage_;
-  std::vector<std::weak_ptr<Storage>> weak_;
+  std::unordered_map<const Storage*, int> by_storage_;  ///< the latest value at each address
+  std::vector<std::weak_ptr<Storage>> weak_;             ///< each value's storage, not kept alive
   std::unordered_map<int, External> externals_;
   std::vector<std::pair<Generator*, Generator::State>> draws_;
   std::string failure_;

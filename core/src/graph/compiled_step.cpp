@@ -20,8 +20,7 @@ struct CompiledStep::Entry {
   int mismatches = 0;
   std::unique_ptr<Executable> exec;
   std::string text;  ///< the key in words (for the logs)
-  bool dumped_times = false;
-  int64_t replays = 0;
+  int64_t replays = 0;  ///< counted while a dump waits for the third
   int index = 0;  ///< its number among the graphs compiled
 };
 
@@ -200,7 +199,6 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
       e.index = stats_.graphs;
       e.exec = compile(*std::move(c.graph), e.text);
       e.state = Entry::State::Ready;
-      latest_ = e.exec.get();
       return std::move(c.results);
     }
     case Entry::State::Ready:
@@ -208,11 +206,10 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
   }
   ++stats_.replayed;
   // The times of the third replay: the first ones touch the arena's pages for the first time.
-  if (!options_.dump_dir.empty() && !e.dumped_times && ++e.replays >= 3) {
+  if (!options_.dump_dir.empty() && e.replays < 3 && ++e.replays == 3) {
     std::vector<double> seconds;
     std::vector<Tensor> out = e.exec->run(bound, params_, &seconds);
     write_graph(options_.dump_dir, fmt::format("graph{}-4-replay", e.index), e.exec->graph(), seconds);
-    e.dumped_times = true;
     return out;
   }
   return e.exec->run(bound, params_);

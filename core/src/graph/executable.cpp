@@ -31,8 +31,9 @@ Tensor tensor_of(const TensorRef& r, std::shared_ptr<Storage> storage) {
 
 Executable::Executable(Graph graph) : graph_(std::move(graph)) {
   Graph& g = graph_;
+  size_t arena_bytes = 0;
   for (const Value& v : g.values)
-    if (v.arena_offset >= 0) arena_bytes_ = std::max(arena_bytes_, static_cast<size_t>(v.arena_offset) + v.nbytes);
+    if (v.arena_offset >= 0) arena_bytes = std::max(arena_bytes, static_cast<size_t>(v.arena_offset) + v.nbytes);
   // Internal values the plan left out (the pass switched off, or unused) get blocks of their own.
   std::vector<std::shared_ptr<Storage>> own(g.values.size());
   Device device = Device::cpu();
@@ -48,8 +49,8 @@ Executable::Executable(Graph graph) : graph_(std::move(graph)) {
       restore_.emplace_back(std::move(pristine), static_cast<int>(v));
     }
   }
-  if (arena_bytes_ > 0)
-    arena_ = std::make_shared<Storage>(arena_bytes_, device, BackendRegistry::instance().allocator(device));
+  if (arena_bytes > 0)
+    arena_ = std::make_shared<Storage>(arena_bytes, device, BackendRegistry::instance().allocator(device));
   auto fixed_pointer = [&](int v) -> void* {
     const Value& val = g.values[v];
     if (val.kind == ValueKind::State || val.kind == ValueKind::Constant) return val.storage->data();
@@ -116,7 +117,7 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, const std
   if (node_seconds != nullptr) node_seconds->assign(g.nodes.size(), 0.0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = node_seconds != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (n.reorder) {
       const ProfileScope profile("reorder", "op");
       n.backend->to_strided(in_[i][0], out_[i][0], exec_context());
@@ -131,11 +132,12 @@ std::vector<Tensor> Executable::run(const std::vector<Tensor>& inputs, const std
   auto result_tensor = [&](const TensorRef& r) -> Tensor {
     const Value& val = g.values[r.value];
     if (val.kind == ValueKind::Input) return tensor_of(r, inputs.at(static_cast<size_t>(val.input_index)).storage());
-    if (val.kind == ValueKind::Internal && val.escapes) return tensor_of(r, fresh[r.value]);
-    // A result in the arena or a constant: the caller gets a copy it may keep and change.
-    Tensor own = tensor_of(r, val.kind == ValueKind::Internal && val.arena_offset >= 0 ? nullptr : val.storage);
-    INGOT_CHECK(own.storage() != nullptr, "graph replay: result in the arena");
-    return own.clone();
+    if (val.kind == ValueKind::Internal) {
+      INGOT_CHECK(val.escapes, "graph replay: a result of the step lives in the arena");
+      return tensor_of(r, fresh[r.value]);
+    }
+    // State or a constant: the caller gets a copy it may keep and change.
+    return tensor_of(r, val.storage).clone();
   };
   std::vector<Tensor> results;
   for (const TensorRef& r : g.results) results.push_back(r.defined() ? result_tensor(r) : Tensor());

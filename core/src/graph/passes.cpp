@@ -126,10 +126,6 @@ int eliminate_dead_code(Graph& g) {
     if (live[i]) kept.push_back(std::move(g.nodes[i]));
   const int removed = static_cast<int>(g.nodes.size() - kept.size());
   g.nodes = std::move(kept);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const TensorRef& o : g.nodes[i].outputs)
-      if (g.values[o.value].kind == ValueKind::Internal && !g.nodes[i].in_place)
-        g.values[o.value].producer = static_cast<int>(i);
   return removed;
 }
 
@@ -160,17 +156,10 @@ int fold_constants(Graph& g) {
       out.back().data = v.storage->data();
     }
     run_descs_on(*n.backend, n.op, in, out, n.attrs.empty() ? nullptr : n.attrs.data());
-    for (const TensorRef& r : n.outputs) {
-      g.values[r.value].kind = ValueKind::Constant;
-      g.values[r.value].producer = -1;
-    }
+    for (const TensorRef& r : n.outputs) g.values[r.value].kind = ValueKind::Constant;
     ++folded;
   }
   g.nodes = std::move(kept);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const TensorRef& o : g.nodes[i].outputs)
-      if (g.values[o.value].kind == ValueKind::Internal && !g.nodes[i].in_place)
-        g.values[o.value].producer = static_cast<int>(i);
   return folded;
 }
 
@@ -193,7 +182,6 @@ MemoryPlan plan_memory(Graph& g, bool reuse) {
     Value& val = g.values[v];
     val.arena_offset = -1;
     if (val.kind == ValueKind::Internal && val.escapes) plan.escaping_bytes += val.nbytes;
-    if (val.kind == ValueKind::State || val.kind == ValueKind::Constant) plan.state_bytes += val.nbytes;
     if (is_internal(val) && first[v] != none) planned.push_back(static_cast<int>(v));
   }
   for (int v : planned) plan.unplanned_bytes += aligned(g.values[v].nbytes);

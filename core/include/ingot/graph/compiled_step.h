@@ -61,8 +61,6 @@ class CompiledStep {
   /// Stops compiling: every later step runs eager (`why` is logged once).
   void disable(const std::string& why);
   const CompileStats& stats() const { return stats_; }
-  /// The executable of the last graph compiled, or null.
-  const Executable* latest() const { return latest_; }
 
  private:
   struct Entry;
@@ -76,7 +74,6 @@ class CompiledStep {
   CompileStats stats_;
   std::string disabled_;
   bool warned_limit_ = false;
-  Executable* latest_ = nullptr;
   std::function<void(const std::string&)> message_;
 };
 

@@ -25,7 +25,6 @@ class Executable {
                           std::vector<double>* node_seconds = nullptr);
 
   const Graph& graph() const { return graph_; }
-  size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   struct Patch {
@@ -35,7 +34,6 @@ class Executable {
     int value;
   };
   Graph graph_;
-  size_t arena_bytes_ = 0;
   std::shared_ptr<Storage> arena_;
   std::vector<std::vector<ingot_tensor_desc>> in_, out_;
   std::vector<Patch> patches_;

@@ -39,7 +39,6 @@ struct Value {
   /// into a constant (then it is the folded result).
   std::shared_ptr<Storage> storage;
   int input_index = -1;  ///< Input: which bound tensor
-  int producer = -1;     ///< Internal: the node that makes it
   /// Internal: outlives the step (the loss, a gradient, anything still referenced after it):
   /// fresh memory at each replay, never the arena.
   bool escapes = false;
@@ -89,8 +88,6 @@ struct Graph {
   /// (parameter index, its gradient after the step).
   std::vector<std::pair<size_t, TensorRef>> grads;
   std::vector<RngStream> rng;
-  /// Bytes of the inputs the step was captured with, per input (for guards and the dump).
-  std::vector<TensorRef> inputs;
 };
 
 /// True when `a` and `b` are the same computation: nodes, attributes (random offsets excluded),

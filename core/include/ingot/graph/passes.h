@@ -24,7 +24,6 @@ struct MemoryPlan {
   size_t unplanned_bytes = 0;    ///< the same values without reuse (each its own block)
   size_t peak_live_bytes = 0;    ///< the most of them alive at once (the plan's lower bound)
   size_t escaping_bytes = 0;     ///< what the step leaves behind (loss, gradients): fresh each step
-  size_t state_bytes = 0;        ///< state and constants the step reads
 };
 
 /// Gives each internal, non-escaping value an offset in one arena: a value lives from the node
