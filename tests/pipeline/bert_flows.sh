@@ -9,31 +9,13 @@
 set -euo pipefail
 ingot=$1
 config=$(realpath "$2")
+here=$(dirname "$(realpath "$0")")
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$work"
-# Texts whose class is in their words: "good" rows are pos, "bad" rows neg; quoting as CSV wants it.
-python3 - <<'PY'
-import random
-random.seed(1)
-words = "the a word of tiny model when it runs on two cores then".split()
-def rows(n):
-    out = []
-    for i in range(n):
-        label = random.choice(["pos", "neg"])
-        key = "good" if label == "pos" else "bad"
-        text = " ".join(random.choice(words) for _ in range(random.randint(2, 8)))
-        text = text + " " + key + " " + random.choice(words)
-        if i % 3 == 0:
-            text = f'"{text}, ""quoted"""'
-        out.append(f"{text},{label}")
-    return out
-open("train.csv", "w").write("text,label\n" + "\n".join(rows(160)) + "\n")
-open("test.csv", "w").write("text,label\n" + "\n".join(rows(40)) + "\n")
-open("texts.csv", "w").write('text\n"a good one, surely"\nthe bad word\n')
-open("corpus.txt", "w").write("".join(f"line {i}: the good word runs on the tiny model, the bad word does not.\n" for i in range(300)))
-PY
+# Texts whose class is in their words, quoted as CSV wants it, and a corpus (make_texts.py).
+python3 "$here/make_texts.py"
 run() { "$ingot" run "$config" --runs-dir "$work/runs" "$@" > "$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "run $*"; }; }
 losses() { python3 -c "
 import json, sys

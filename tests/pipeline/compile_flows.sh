@@ -13,21 +13,8 @@ work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$work"
-python3 - <<'PY'
-import random
-random.seed(1)
-words = "the a word of tiny model when it runs on two cores then".split()
-def rows(n):
-    out = []
-    for i in range(n):
-        label = random.choice(["pos", "neg"])
-        text = " ".join(random.choice(words) for _ in range(random.randint(2, 8)))
-        out.append(f"{text} {'good' if label == 'pos' else 'bad'},{label}")
-    return out
-open("train.csv", "w").write("text,label\n" + "\n".join(rows(160)) + "\n")
-open("test.csv", "w").write("text,label\n" + "\n".join(rows(40)) + "\n")
-open("corpus.txt", "w").write("".join(f"line {i}: the good word runs on the tiny model, the bad word does not.\n" for i in range(300)))
-PY
+# CSV texts and a corpus (make_texts.py, as bert_flows.sh uses them).
+python3 "$root/tests/pipeline/make_texts.py"
 
 # parity NAME CONFIG TOLERANCE [--set ...]: the run with and without compile, step by step.
 parity() {
