@@ -7,6 +7,8 @@
 // 4-d data always runs in a channel-blocked layout (oneDNN's jit kernels; on plain NCHW it has only
 // a slow generic loop): the layout of a blocked input, else dense inputs are reordered into one,
 // and the data output is given that layout so the next conv reads it without a reorder.
+// BATCH_NORM_RELU is the forward with oneDNN's fuse_norm_relu (its workspace, which only oneDNN's
+// fused backward would read, goes to a scratch buffer).
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -20,7 +22,9 @@ namespace {
 
 using flags = dnnl::normalization_flags;
 
-bool handles(int32_t op) { return op == INGOT_OP_BATCH_NORM || op == INGOT_OP_BATCH_NORM_BWD; }
+bool handles(int32_t op) {
+  return op == INGOT_OP_BATCH_NORM || op == INGOT_OP_BATCH_NORM_RELU || op == INGOT_OP_BATCH_NORM_BWD;
+}
 
 /// f32, or bf16 when the data is bf16; dense, one value per channel.
 bool per_channel_ok(const ingot_tensor_desc& t, int64_t channels, int32_t data_dtype) {
@@ -80,20 +84,22 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const dn
   return be.plan(key.str(), [&] {
     const auto eps = static_cast<float>(a.eps);
     const flags f = flags::use_scale | flags::use_shift;
+    const flags fwd_flags = c.op == INGOT_OP_BATCH_NORM_RELU ? f | flags::fuse_norm_relu : f;
     Plan p;
-    if (c.op == INGOT_OP_BATCH_NORM && !a.training) {
+    if (c.op != INGOT_OP_BATCH_NORM_BWD && !a.training) {
       auto d = dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, eps,
-                                                       f | flags::use_global_stats);
+                                                       fwd_flags | flags::use_global_stats);
       auto pd =
           dnnl::batch_normalization_forward::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine());
       p.prim = dnnl::batch_normalization_forward(pd);
       p.pd = pd;
       return p;
     }
-    auto fd = dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, md, eps, f);
+    auto fd = dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, md, eps,
+                                                      c.op == INGOT_OP_BATCH_NORM_BWD ? f : fwd_flags);
     auto fwd =
         dnnl::batch_normalization_forward::primitive_desc(fd, OnednnBackend::user_scratchpad_attr(), be.engine());
-    if (c.op == INGOT_OP_BATCH_NORM) {
+    if (c.op != INGOT_OP_BATCH_NORM_BWD) {
       p.prim = dnnl::batch_normalization_forward(fwd);
       p.pd = fwd;
       return p;
@@ -160,6 +166,8 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   std::vector<Exec::Staged> staged;
   for (const ingot_tensor_desc* t : data) staged.push_back(ex.stage(*be.md_of(*t), sdk::data_ptr(*t), run->md));
   const size_t arrays_slot = ex.reserve(static_cast<size_t>(kChannelArrays * channels) * sizeof(float));
+  const dnnl::memory::desc ws_md = p.pd.workspace_desc();  // empty unless BATCH_NORM_RELU trains
+  const size_t ws_slot = ex.reserve(ws_md.get_size());
   const size_t scratch = ex.reserve_scratchpad(p);
   ex.allocate();
   std::vector<void*> ptr(data.size());
@@ -207,6 +215,7 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.bind(p, DNNL_ARG_SHIFT, array(kShift));
   ex.bind(p, DNNL_ARG_MEAN, array(kMean));
   ex.bind(p, DNNL_ARG_VARIANCE, array(kVar));
+  if (ws_md.get_size() > 0) ex.bind(p, DNNL_ARG_WORKSPACE, ws_md, ex.ptr(ws_slot));
   ex.run(p, c.op, scratch);
   ex.flush(staged[1]);
   const double m = a.momentum;

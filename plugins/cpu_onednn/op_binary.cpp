@@ -1,4 +1,6 @@
-// Binary family: add, sub, mul, div, maximum, minimum on f32 with NumPy broadcasting. oneDNN
+// Binary family: add, sub, mul, div, maximum, minimum on f32 with NumPy broadcasting, and ADD_RELU
+// (add with oneDNN's relu as a post-op: the code its relu primitive runs, so the bits of ADD then
+// RELU). oneDNN
 // broadcasts only its second operand, so the first must span the output; a broadcast first
 // operand is swapped for commutative ops and declined otherwise. Dense tensors; or a blocked
 // activation with a second one of the same shape (a residual add), blocked alike or dense (then
@@ -18,6 +20,7 @@ using alg = dnnl::algorithm;
 std::optional<alg> alg_of(int32_t op) {
   switch (op) {
     case INGOT_OP_ADD:
+    case INGOT_OP_ADD_RELU:
       return alg::binary_add;
     case INGOT_OP_SUB:
       return alg::binary_sub;
@@ -37,6 +40,17 @@ std::optional<alg> alg_of(int32_t op) {
 bool handles(int32_t op) { return alg_of(op).has_value(); }
 
 bool commutative(int32_t op) { return op != INGOT_OP_SUB && op != INGOT_OP_DIV; }
+
+/// The primitive's attributes: ADD_RELU's relu as an eltwise post-op.
+dnnl::primitive_attr attr_of(int32_t op) {
+  dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
+  if (op == INGOT_OP_ADD_RELU) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, alg::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
 
 /// Dims of one operand, kept on the stack (no allocation on the dispatch path).
 struct Dims {
@@ -101,7 +115,7 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const Bi
   return be.plan(key.str(), [&] {
     auto md_y = plain_md(bc.y.vec(), bc.type);
     auto d = dnnl::binary::desc(bc.algorithm, md_y, plain_md(bc.b.vec(), bc.type), md_y);
-    auto pd = dnnl::binary::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine());
+    auto pd = dnnl::binary::primitive_desc(d, attr_of(c.op), be.engine());
     Plan p;
     p.prim = dnnl::binary(pd);
     p.pd = pd;
@@ -135,7 +149,7 @@ std::shared_ptr<Plan> get_blocked_plan(OnednnBackend& be, const sdk::OpCall& c, 
   key.add_md(md).add(be.threads());
   return be.plan(key.str(), [&] {
     auto d = dnnl::binary::desc(*alg_of(c.op), md, md, md);
-    auto pd = dnnl::binary::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine());
+    auto pd = dnnl::binary::primitive_desc(d, attr_of(c.op), be.engine());
     Plan p;
     p.prim = dnnl::binary(pd);
     p.pd = pd;

@@ -177,7 +177,7 @@ CaseList logic_cases(OpKind op) {
 }
 
 CaseList relu_bwd_cases(OpKind op) {
-  // Same shapes on both inputs; layouts mixed so that a backend meets views on either side.
+  // Same shapes on every input; layouts mixed so that a backend meets views on either side.
   struct Shaped {
     Shape shape;
     Layout grad, x;
@@ -196,6 +196,8 @@ CaseList relu_bwd_cases(OpKind op) {
       OpCase c = new_case(op, s.note);
       c.inputs = {make_input(s.shape, dt, next_seed(op), s.grad, -2.0, 2.0),
                   make_input(s.shape, dt, next_seed(op), s.x, -1.0, 1.0)};
+      if (op == INGOT_OP_ADD_RELU_BWD)  // (grad_a, grad_b, y): a second gradient, dense
+        c.inputs.insert(c.inputs.begin() + 1, make_input(s.shape, dt, next_seed(op), Layout::Contiguous, -2.0, 2.0));
       c.outputs = {{s.shape, dt}};
       if (op == INGOT_OP_RELU_BWD) c.tolerance = 0.0;  // a selection: bit-exact
       cases.push_back(std::move(c));

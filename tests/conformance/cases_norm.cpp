@@ -74,8 +74,9 @@ void batch_norm(OpKind op, DType dt, CaseList& cases) {
     a.training = b.training ? 1 : 0, a.has_affine = b.affine ? 1 : 0, a.eps = 1e-5, a.momentum = 0.1;
     c.set_attr(a);
     c.reduction = b.x.numel() / b.x[1];
-    if (op == INGOT_OP_BATCH_NORM) {
-      // (x, weight, bias, running_mean, running_var) -> (y, save_mean, save_invstd)
+    if (op != INGOT_OP_BATCH_NORM_BWD) {
+      // (x, weight, bias, running_mean, running_var) -> (y, save_mean, save_invstd); y through
+      // relu for BATCH_NORM_RELU
       c.inputs = {make_input(b.x, dt, next_seed(op), Layout::Contiguous, -2.0, 2.0), make_input(ch, dt, next_seed(op)),
                   make_input(ch, dt, next_seed(op)), make_input(ch, dt, next_seed(op), Layout::Contiguous, -0.5, 0.5),
                   make_input(ch, dt, next_seed(op), Layout::Contiguous, 0.5, 2.0)};

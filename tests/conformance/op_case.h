@@ -98,7 +98,7 @@ void reset_seeds();
 CaseList unary_cases(OpKind op);         // cases_elementwise.cpp
 CaseList binary_cases(OpKind op);        // cases_elementwise.cpp
 CaseList logic_cases(OpKind op);         // cases_elementwise.cpp: comparisons, logical ops, where
-CaseList relu_bwd_cases(OpKind op);      // cases_elementwise.cpp: relu_bwd, gelu_bwd, gelu_tanh_bwd (no broadcasting)
+CaseList relu_bwd_cases(OpKind op);      // cases_elementwise.cpp: relu_bwd, gelu_bwd, gelu_tanh_bwd, add_relu_bwd (no broadcasting)
 CaseList reduction_cases(OpKind op);     // cases_reduce.cpp: sum/mean/max/min/argmax
 CaseList softmax_cases(OpKind op);       // cases_reduce.cpp: softmax family
 CaseList matmul_cases(OpKind op);        // cases_conv.cpp

@@ -33,6 +33,7 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_CLAMP:
       return &unary_cases;
     case INGOT_OP_ADD:
+    case INGOT_OP_ADD_RELU:
     case INGOT_OP_SUB:
     case INGOT_OP_MUL:
     case INGOT_OP_DIV:
@@ -94,6 +95,7 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_LAYER_NORM_BWD:
     case INGOT_OP_BATCH_NORM:
     case INGOT_OP_BATCH_NORM_BWD:
+    case INGOT_OP_BATCH_NORM_RELU:
       return &norm_cases;
     case INGOT_OP_GLOBAL_NORM:
     case INGOT_OP_SGD_UPDATE:
@@ -103,6 +105,7 @@ Generator generator_for(OpKind op) {
     case INGOT_OP_ADAM_UPDATE:
       return &optim_cases;
     case INGOT_OP_RELU_BWD:
+    case INGOT_OP_ADD_RELU_BWD:
     case INGOT_OP_GELU_BWD:
     case INGOT_OP_GELU_TANH_BWD:
       return &relu_bwd_cases;

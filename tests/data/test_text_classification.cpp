@@ -125,6 +125,19 @@ TEST_CASE("text_classification batches are padded to their longest sequence, not
   CHECK(first.inputs.to_vector<int64_t>()[4] == 256);  // "ab" row: [CLS] a b [SEP] [PAD]...
   const Batch second = *loader.next();
   CHECK(second.inputs.shape() == Shape{2, 3});
+  SECTION("pad_to_multiple_of rounds the length up, to max_length at most") {
+    lo.pad_to_multiple_of = 5;
+    DataLoader padded(s.train, lo);
+    padded.begin_epoch(0);
+    const Batch a = *padded.next(), b = *padded.next();
+    CHECK(a.inputs.shape() == Shape{2, 10});
+    CHECK(b.inputs.shape() == Shape{2, 5});
+    CHECK(b.inputs.to_vector<int64_t>()[3] == 256);  // "c" row: [CLS] c [SEP] [PAD] [PAD]
+    lo.pad_to_multiple_of = 40;  // beyond max_length 32
+    DataLoader capped(s.train, lo);
+    capped.begin_epoch(0);
+    CHECK(capped.next()->inputs.shape() == Shape{2, 32});
+  }
 }
 
 TEST_CASE("token masking: 15% chosen, 80/10/10, specials kept, a pure function of seed and sample", "[data][text]") {

@@ -1,5 +1,6 @@
 // Small training steps for the graph tests: forward, cross-entropy and backward of an MLP (with
-// dropout) or a CNN (conv, batch norm, pooling, dropout), on random batches.
+// dropout), a CNN (conv, batch norm, pooling, dropout) or a ResNet-8 (residual blocks), on random
+// batches.
 #pragma once
 
 #include <cstring>
@@ -67,6 +68,13 @@ struct CnnStep : ModelStep {
   CnnStep()
       : ModelStep([](Generator* g, Generator* d) { return nn::make_simple_cnn({1, 8, 8, 4, 16, 3, 0.25}, g, d); },
                   8) {}
+  static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 1, 8, 8}, 3, seed); }
+};
+
+/// A ResNet-8 of width 4 on 1x8x8 images: batch norm -> ReLU, residual add -> ReLU.
+struct ResNetStep : ModelStep {
+  ResNetStep()
+      : ModelStep([](Generator* g, Generator*) { return nn::make_resnet({8, 4, 1, 3}, g); }, 11) {}
   static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 1, 8, 8}, 3, seed); }
 };
 

@@ -3,7 +3,7 @@
 # GPT (dropout, attention) and a tiny BERT (padding mask), the losses of every step with compile
 # equal those without — bit for bit where no kernel path changes, within f32 tolerance for BERT,
 # whose captured step keeps its padding mask — and most steps are replays (the `compile` record of
-# metrics.jsonl), the evaluation after training (its forwards compiled too) gives the same test loss
+# metrics.jsonl; nearly all of BERT's when data.pad_to_multiple_of bounds its batch lengths), the evaluation after training (its forwards compiled too) gives the same test loss
 # and accuracy, and predict --compile the same predictions; dump_graph writes the passes' graphs; a bad compile key is one clear error.
 # Usage: compile_flows.sh INGOT_BINARY REPO_ROOT
 set -euo pipefail
@@ -21,13 +21,13 @@ parity() {
   local name=$1 config=$2 tol=$3
   shift 3
   for c in false true; do
-    "$ingot" run "$config" --runs-dir "$work/$c" --set train.compile=$c --set train.log_every=1 \
+    "$ingot" run "$config" --runs-dir "$work/$name/$c" --set train.compile=$c --set train.log_every=1 \
       --set train.eval_every_epoch=false "$@" > "$work/$name-$c.txt" 2>&1 ||
       { cat "$work/$name-$c.txt"; fail "$name: run with compile=$c"; }
   done
   local run_name
   run_name=$(python3 -c "import yaml,sys; print(yaml.safe_load(open(sys.argv[1]))['name'])" "$config")
-  python3 - "$work/false/$run_name/metrics.jsonl" "$work/true/$run_name/metrics.jsonl" "$tol" "$name" <<'PY' || fail "$name"
+  python3 - "$work/$name/false/$run_name/metrics.jsonl" "$work/$name/true/$run_name/metrics.jsonl" "$tol" "$name" <<'PY' || fail "$name"
 import json, sys
 def records(p): return [json.loads(l) for l in open(p)]
 a, b = records(sys.argv[1]), records(sys.argv[2])
@@ -39,9 +39,10 @@ worst = max(abs(x - y) / max(abs(x), 1e-6) for x, y in zip(la, lb))
 assert worst <= tol, f"losses differ by {worst:.3g} (relative), allowed {tol}: {la[:5]} vs {lb[:5]}"
 c = [r for r in b if r.get("event") == "compile"]
 assert c, "no compile record in metrics.jsonl"
-assert c[-1]["replayed"] > 0, f"nothing replayed: {c[-1]}"
-assert not [r for r in a if r.get("event") == "compile"], "an eager run wrote a compile record"
 import os
+least = int(os.environ.get("MIN_REPLAYED", "1"))
+assert c[-1]["replayed"] >= least, f"{c[-1]['replayed']} steps replayed, expected at least {least}: {c[-1]}"
+assert not [r for r in a if r.get("event") == "compile"], "an eager run wrote a compile record"
 sa = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "summary.json")))
 sb = json.load(open(os.path.join(os.path.dirname(sys.argv[2]), "summary.json")))
 for k in ("test_loss", "test_accuracy"):
@@ -59,22 +60,25 @@ parity cnn "$root/configs/fashion_mnist_cnn.yaml" 0 --set train.steps=40 --set d
 parity resnet "$root/configs/fashion_mnist_resnet.yaml" 0 --set train.steps=30 --set data.batch_size=16
 parity gpt "$root/tests/pipeline/configs/tiny_gpt.yaml" 0
 parity bert "$root/tests/pipeline/configs/tiny_bert.yaml" 1e-5 --set train.steps=40
+# Batches cut to a multiple of 32 tokens: three shapes at most, so nearly every step replays.
+MIN_REPLAYED=25 parity bert_padded "$root/tests/pipeline/configs/tiny_bert.yaml" 1e-5 --set train.steps=40 \
+  --set data.pad_to_multiple_of=32
 
 # dump_graph: every pass's graph, as text and dot, and the replay's per-node times.
 "$ingot" run "$root/configs/fashion_mnist_mlp.yaml" --runs-dir "$work/dump" --set train.steps=8 \
   --set train.eval_every_epoch=false --dump-graph "$work/graphs" > "$work/dump.txt" 2>&1 ||
   { cat "$work/dump.txt"; fail "run with --dump-graph"; }
-for f in graph0-0-captured graph0-1-dead_code graph0-2-fold_constants graph0-3-plan_memory graph0-4-replay; do
+for f in graph0-0-captured graph0-1-dead_code graph0-2-fold_constants graph0-3-fuse graph0-4-plan_memory graph0-5-replay; do
   [ -s "$work/graphs/$f.txt" ] && [ -s "$work/graphs/$f.dot" ] || fail "dump_graph wrote no $f"
 done
-grep -q ' us$' "$work/graphs/graph0-4-replay.txt" || fail "the replay dump has no per-node times"
+grep -q ' us$' "$work/graphs/graph0-5-replay.txt" || fail "the replay dump has no per-node times"
 grep -q 'compile: graph 1 for' "$work/dump.txt" || fail "no line says what was compiled"
-[ -s "$work/graphs/eval/graph0-4-replay.txt" ] || fail "no dump of the evaluation's graph"
+[ -s "$work/graphs/eval/graph0-5-replay.txt" ] || fail "no dump of the evaluation's graph"
 # The same through the config key, given as a section.
 "$ingot" run "$root/configs/fashion_mnist_mlp.yaml" --runs-dir "$work/dump2" --set train.steps=8 \
   --set train.eval_every_epoch=false --set train.compile.dump_graph="$work/graphs2" > "$work/dump2.txt" 2>&1 ||
   { cat "$work/dump2.txt"; fail "run with train.compile.dump_graph"; }
-[ -s "$work/graphs2/graph0-3-plan_memory.txt" ] || fail "train.compile.dump_graph wrote nothing"
+[ -s "$work/graphs2/graph0-4-plan_memory.txt" ] || fail "train.compile.dump_graph wrote nothing"
 
 # predict --compile: the same predictions as without (two graphs: full batches and the last one).
 python3 - <<'PY'
@@ -87,7 +91,7 @@ with open("images.npy", "wb") as f:
     f.write(struct.pack("<%df" % (70 * 784), *[random.random() for _ in range(70 * 784)]))
 PY
 for c in "" --compile; do
-  "$ingot" predict "$work/true/fashion_mnist_mlp" images.npy --batch 32 -o "pred$c.csv" $c > "$work/pred.txt" 2>&1 ||
+  "$ingot" predict "$work/mlp/true/fashion_mnist_mlp" images.npy --batch 32 -o "pred$c.csv" $c > "$work/pred.txt" 2>&1 ||
     { cat "$work/pred.txt"; fail "predict $c"; }
 done
 cmp -s pred.csv pred--compile.csv || fail "predict --compile gives other predictions"

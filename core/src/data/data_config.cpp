@@ -66,6 +66,7 @@ config::Schema data_schema() {
       .integer("prefetch", 1, 64)
       .boolean("shuffle")
       .boolean("drop_last")
+      .integer("pad_to_multiple_of", 1, 1 << 20)
       .section("normalize", std::move(normalize))
       .section("augment", std::move(augment))
       .section("validation", std::move(validation));
@@ -87,6 +88,7 @@ DataConfig parse_data_config(const YAML::Node& node, const std::string& file) {
   read_if(node, "prefetch", c.prefetch);
   read_if(node, "shuffle", c.shuffle);
   read_if(node, "drop_last", c.drop_last);
+  read_if(node, "pad_to_multiple_of", c.pad_to_multiple_of);
   if (const YAML::Node norm = node["normalize"]) {
     c.normalize.mean.clear();
     c.normalize.std.clear();
@@ -151,6 +153,7 @@ YAML::Node data_config_yaml(const DataConfig& c) {
   n["prefetch"] = c.prefetch;
   n["shuffle"] = c.shuffle;
   n["drop_last"] = c.drop_last;
+  if (c.pad_to_multiple_of != 1) n["pad_to_multiple_of"] = c.pad_to_multiple_of;
   if (c.dataset == "fashion_mnist" || c.dataset == "csv" || c.dataset == "npy" || c.dataset == "image_folder" ||
       c.dataset == "idx") {
     const Normalize norm = resolved_normalize(c);
@@ -241,6 +244,7 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int 
   train_options.drop_last = c.drop_last;
   train_options.num_workers = c.workers;
   train_options.prefetch_batches = c.prefetch;
+  train_options.pad_to_multiple_of = c.pad_to_multiple_of;
   train_options.augment = c.augment;
   train_options.seed = seed;
   LoaderOptions test_options = train_options;

@@ -31,9 +31,10 @@ Tensor first_columns(const Tensor& x, int64_t t) {
 }
 
 /// Token ids [B, T] and targets [B, target...], both int64; masked for a masked-language-model
-/// dataset, and cut to the batch's longest sequence when the dataset pads (padding per batch).
+/// dataset, and cut to the batch's longest sequence (rounded up to a multiple of `multiple`) when
+/// the dataset pads (padding per batch).
 Batch assemble_ids(const Dataset& dataset, uint64_t seed, int64_t epoch, int64_t index,
-                   std::span<const int64_t> indices) {
+                   std::span<const int64_t> indices, int64_t multiple) {
   const auto b = static_cast<int64_t>(indices.size());
   Shape input_shape{b}, target_shape{b};
   for (int64_t d : dataset.sample_shape()) input_shape.push_back(d);
@@ -51,7 +52,8 @@ Batch assemble_ids(const Dataset& dataset, uint64_t seed, int64_t epoch, int64_t
   }
   const int64_t pad = dataset.special_tokens().pad;
   if (pad < 0 || input_shape.size() != 2) return batch;
-  const int64_t t = longest(inputs, b, in_numel, pad);
+  const int64_t longest_t = longest(inputs, b, in_numel, pad);
+  const int64_t t = std::min(in_numel, (longest_t + multiple - 1) / multiple * multiple);
   if (t == in_numel) return batch;
   batch.inputs = first_columns(batch.inputs, t);
   if (target_shape.size() == 2) batch.targets = first_columns(batch.targets, t);
@@ -61,8 +63,9 @@ Batch assemble_ids(const Dataset& dataset, uint64_t seed, int64_t epoch, int64_t
 }  // namespace
 
 Batch assemble_batch(const Dataset& dataset, const Augment& augment, uint64_t seed, int64_t epoch, int64_t index,
-                     std::span<const int64_t> indices) {
-  if (dataset.input_dtype() == DType::I64) return assemble_ids(dataset, seed, epoch, index, indices);
+                     std::span<const int64_t> indices, int64_t pad_to_multiple_of) {
+  if (dataset.input_dtype() == DType::I64)
+    return assemble_ids(dataset, seed, epoch, index, indices, std::max<int64_t>(pad_to_multiple_of, 1));
   const Shape sample = dataset.sample_shape();
   const auto b = static_cast<int64_t>(indices.size());
   const int64_t numel = sample.numel();
@@ -113,7 +116,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
 DataLoader::~DataLoader() { stop(); }
 
 Batch DataLoader::make_batch(int64_t index) const {
-  return assemble_batch(*dataset_, options_.augment, options_.seed, epoch_, index, sampler_.batch(order_, index));
+  return assemble_batch(*dataset_, options_.augment, options_.seed, epoch_, index, sampler_.batch(order_, index),
+                        options_.pad_to_multiple_of);
 }
 
 void DataLoader::begin_epoch(int64_t epoch, int64_t start_batch) {

@@ -9,6 +9,7 @@
 #include "ingot/autograd/hooks.h"
 #include "ingot/base/grad_mode.h"
 #include "ingot/graph/capture.h"
+#include "ingot/graph/fusion.h"
 #include "ingot/graph/graph_dump.h"
 #include "ingot/runtime/logging.h"
 
@@ -71,7 +72,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   const std::string prefix = fmt::format("graph{}", stats_.graphs);
   const size_t captured_nodes = graph.nodes.size();
   if (dump) write_graph(options_.dump_dir, prefix + "-0-captured", graph);
-  int removed = 0, folded = 0;
+  int removed = 0, folded = 0, fused = 0;
   if (options_.dead_code) {
     removed = eliminate_dead_code(graph);
     if (dump) write_graph(options_.dump_dir, prefix + "-1-dead_code", graph);
@@ -80,14 +81,19 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
     folded = fold_constants(graph);
     if (dump) write_graph(options_.dump_dir, prefix + "-2-fold_constants", graph);
   }
+  if (options_.fuse) {
+    fused = fuse_elementwise(graph);
+    if (dump) write_graph(options_.dump_dir, prefix + "-3-fuse", graph);
+  }
   const MemoryPlan plan = plan_memory(graph, options_.plan_memory);
-  if (dump) write_graph(options_.dump_dir, prefix + "-3-plan_memory", graph);
+  if (dump) write_graph(options_.dump_dir, prefix + "-4-plan_memory", graph);
   ++stats_.graphs;
   stats_.planned_bytes = plan.arena_bytes;
+  stats_.fused = fused;
   const std::string line = fmt::format(
-      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded; intermediate values {} planned in one arena "
-      "(no reuse: {}, the most alive at once: {}), {} left to the caller each step",
-      stats_.graphs, key_text, captured_nodes, removed, folded, format_bytes(plan.arena_bytes),
+      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused; intermediate values {} planned "
+      "in one arena (no reuse: {}, the most alive at once: {}), {} left to the caller each step",
+      stats_.graphs, key_text, captured_nodes, removed, folded, fused, format_bytes(plan.arena_bytes),
       format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes), format_bytes(plan.escaping_bytes));
   if (message_) {
     message_(line);
@@ -145,7 +151,8 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
       if (!warned_limit_) {
         warned_limit_ = true;
         if (stats_.fallback.empty()) stats_.fallback = "graph limit reached";
-        log_warn("compile: {} graphs already (the limit): steps for {} and any further shapes run eager",
+        log_warn("compile: {} graphs already (the limit): steps for {} and any further shapes run eager (raise "
+                 "train.compile.max_graphs; token batches of many lengths: set data.pad_to_multiple_of)",
                  options_.max_graphs, text);
       }
     } else if (entries_.size() > 1) {
@@ -209,7 +216,7 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
   if (!options_.dump_dir.empty() && e.replays < 3 && ++e.replays == 3) {
     std::vector<double> seconds;
     std::vector<Tensor> out = e.exec->run(bound, params_, &seconds);
-    write_graph(options_.dump_dir, fmt::format("graph{}-4-replay", e.index), e.exec->graph(), seconds);
+    write_graph(options_.dump_dir, fmt::format("graph{}-5-replay", e.index), e.exec->graph(), seconds);
     return out;
   }
   return e.exec->run(bound, params_);

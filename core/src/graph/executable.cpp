@@ -34,14 +34,20 @@ Executable::Executable(Graph graph) : graph_(std::move(graph)) {
   size_t arena_bytes = 0;
   for (const Value& v : g.values)
     if (v.arena_offset >= 0) arena_bytes = std::max(arena_bytes, static_cast<size_t>(v.arena_offset) + v.nbytes);
-  // Internal values the plan left out (the pass switched off, or unused) get blocks of their own.
+  // Internal values the plan left out (the pass switched off) get blocks of their own; values no
+  // node touches any more (a pass removed their nodes) get none.
+  std::vector<char> touched(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (const auto* refs : {&n.inputs, &n.outputs})
+      for (const TensorRef& r : *refs)
+        if (r.defined()) touched[r.value] = 1;
   std::vector<std::shared_ptr<Storage>> own(g.values.size());
   Device device = Device::cpu();
   for (size_t v = 0; v < g.values.size(); ++v) {
     Value& val = g.values[v];
     if (val.kind == ValueKind::Internal) device = val.device;
     if (val.kind == ValueKind::Internal && val.escapes) escaping_.push_back(static_cast<int>(v));
-    if (val.kind == ValueKind::Internal && !val.escapes && val.arena_offset < 0)
+    if (val.kind == ValueKind::Internal && !val.escapes && val.arena_offset < 0 && touched[v])
       own[v] = std::make_shared<Storage>(val.nbytes, val.device, BackendRegistry::instance().allocator(val.device));
     if (val.kind == ValueKind::Constant && val.written) {
       auto pristine = std::make_shared<Storage>(val.nbytes, val.device, BackendRegistry::instance().allocator(val.device));

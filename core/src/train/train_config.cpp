@@ -61,7 +61,7 @@ config::Schema train_schema() {
 
 namespace {
 
-/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, plan_memory, max_graphs, dump_graph}`.
+/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, plan_memory, max_graphs, dump_graph}`.
 CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   CompileConfig c;
   const auto where = [&](const YAML::Node& n) { return fmt::format("{}:{}: train.compile", file, n.Mark().line + 1); };
@@ -78,7 +78,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   }
   if (!node.IsMap())
     throw ConfigError(fmt::format("{}: expected true, false or a section of enabled, dead_code, fold_constants, "
-                                  "plan_memory, max_graphs",
+                                  "fuse, plan_memory, max_graphs",
                                   where(node)));
   c.enabled = true;
   for (const auto& kv : node) {
@@ -90,6 +90,8 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.dead_code = flag(v, key);
     } else if (key == "fold_constants") {
       c.options.fold = flag(v, key);
+    } else if (key == "fuse") {
+      c.options.fuse = flag(v, key);
     } else if (key == "plan_memory") {
       c.options.plan_memory = flag(v, key);
     } else if (key == "dump_graph") {
@@ -103,8 +105,8 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
                                       v.IsScalar() ? v.Scalar() : "a section"));
       c.options.max_graphs = static_cast<int>(n);
     } else {
-      throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, plan_memory, "
-                                    "max_graphs, dump_graph)",
+      throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, fuse, "
+                                    "plan_memory, max_graphs, dump_graph)",
                                     where(kv.first), key));
     }
   }
@@ -193,6 +195,7 @@ YAML::Node train_config_yaml(const TrainConfig& c) {
     cc["enabled"] = true;
     cc["dead_code"] = c.compile.options.dead_code;
     cc["fold_constants"] = c.compile.options.fold;
+    cc["fuse"] = c.compile.options.fuse;
     cc["plan_memory"] = c.compile.options.plan_memory;
     cc["max_graphs"] = c.compile.options.max_graphs;
     if (!c.compile.options.dump_dir.empty()) cc["dump_graph"] = c.compile.options.dump_dir.string();

@@ -29,6 +29,7 @@ struct DataConfig {
   int prefetch = 2;             ///< batches per worker
   bool shuffle = true;          ///< the training loader's; evaluation never shuffles
   bool drop_last = false;       ///< the training loader's; evaluation keeps every sample
+  int64_t pad_to_multiple_of = 1;  ///< token batches: LoaderOptions::pad_to_multiple_of (both loaders)
   Normalize normalize{{}, {}};  ///< empty mean/std = the dataset's defaults
   Augment augment;              ///< training only
   SyntheticSpec synthetic;
@@ -50,6 +51,7 @@ struct DataConfig {
 ///   dataset: fashion_mnist | synthetic | an extension's     path: folder of the IDX files
 ///   batch_size, eval_batch_size, workers (0 = load on the training thread), prefetch,
 ///   shuffle, drop_last: bool
+///   pad_to_multiple_of: token batches cut to their longest sequence rounded up to a multiple of it
 ///   normalize: {mean: number or list, std: number or list}
 ///   augment: {random_crop: {padding: int}, hflip: bool}
 ///   validation: {fraction: 0.1}: hold out that share of the training set for per-epoch

@@ -26,6 +26,9 @@ struct LoaderOptions {
   bool drop_last = false;
   int num_workers = 0;       ///< 0: assemble each batch on the calling thread inside next()
   int prefetch_batches = 2;  ///< batches each worker may hold ready ahead (PyTorch's prefetch_factor)
+  /// Token batches of a padding dataset are cut to their longest sequence rounded up to a
+  /// multiple of this (at most the dataset's length): fewer distinct shapes for a compiled step.
+  int64_t pad_to_multiple_of = 1;
   Augment augment;
   uint64_t seed = 0;  ///< keys the shuffle and the augmentations
   int rank = 0;        ///< this process's shard of each epoch (distributed training)
@@ -45,9 +48,9 @@ struct Batch {
 };
 
 /// Reads `indices` of `dataset` into a new batch, augmenting sample i with the draw of
-/// (seed, epoch, i). What every worker runs; deterministic.
+/// (seed, epoch, i). What every worker runs; deterministic. `pad_to_multiple_of`: as LoaderOptions'.
 Batch assemble_batch(const Dataset& dataset, const Augment& augment, uint64_t seed, int64_t epoch, int64_t index,
-                     std::span<const int64_t> indices);
+                     std::span<const int64_t> indices, int64_t pad_to_multiple_of = 1);
 
 class DataLoader {
  public:

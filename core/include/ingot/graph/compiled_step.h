@@ -24,6 +24,7 @@ namespace ingot::graph {
 struct CompileOptions {
   bool dead_code = true;        ///< eliminate_dead_code
   bool fold = true;             ///< fold_constants
+  bool fuse = true;             ///< fuse_elementwise
   bool plan_memory = true;      ///< plan_memory with reuse (off: each value its own block)
   int max_graphs = 8;           ///< distinct guard keys compiled before running eager
   std::filesystem::path dump_dir;  ///< --dump-graph: the graph before and after each pass
@@ -39,6 +40,7 @@ struct CompileStats {
   int64_t eager = 0, captured = 0, replayed = 0;
   int graphs = 0;
   size_t planned_bytes = 0;  ///< the latest graph's arena
+  int fused = 0;             ///< pairs the fusion pass fused in the latest graph
   std::string fallback;      ///< why a step ran eager (the first reason), "" when none did
 };
 

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 4
+#define INGOT_ABI_MINOR 5
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -125,7 +125,7 @@ typedef enum ingot_op_kind {
 typedef enum ingot_op_family {
   INGOT_FAMILY_UNKNOWN = 0,            /* not an op of the table this plugin was built with */
   INGOT_FAMILY_ELEMENTWISE_UNARY = 1,  /* one input, same shape: NEG .. LOGICAL_NOT */
-  INGOT_FAMILY_ELEMENTWISE_BINARY = 2, /* two inputs, broadcasting arithmetic; RELU_BWD */
+  INGOT_FAMILY_ELEMENTWISE_BINARY = 2, /* broadcasting arithmetic; activation gradients, ADD_RELU(_BWD) */
   INGOT_FAMILY_COMPARISON = 3,         /* comparisons and logical AND / OR (bool output) */
   INGOT_FAMILY_SELECT = 4,             /* WHERE */
   INGOT_FAMILY_REDUCTION = 5,          /* SUM MEAN MAX MIN (to the output's shape), ARGMAX */

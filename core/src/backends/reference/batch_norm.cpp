@@ -1,6 +1,7 @@
 // BATCH_NORM (x [N, C, ...], weight, bias, running_mean, running_var) -> (y, save_mean,
 // save_invstd) in training (batch statistics, running stats updated in place with momentum and
-// the unbiased variance, like torch) or eval mode (running statistics); BATCH_NORM_BWD.
+// the unbiased variance, like torch) or eval mode (running statistics); BATCH_NORM_RELU (the same
+// with relu applied to y); BATCH_NORM_BWD.
 #include <cmath>
 #include <vector>
 
@@ -79,6 +80,7 @@ void run_batch_norm(const sdk::OpCall& c) {
   for (size_t i = 0; i < x.size(); ++i) {
     const int64_t k = ch.channel_of(static_cast<int64_t>(i));
     y[i] = (x[i] - mean[k]) * invstd[k] * (w.empty() ? 1.0 : w[k]) + (b.empty() ? 0.0 : b[k]);
+    if (c.op == INGOT_OP_BATCH_NORM_RELU && !(y[i] > 0.0) && !std::isnan(y[i])) y[i] = 0.0;  // relu's rule (unary.cpp)
   }
   write_f64(c.out[0], y);
   if (!is_absent(c.out[1])) write_f64(c.out[1], mean);

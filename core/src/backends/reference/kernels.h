@@ -10,8 +10,9 @@ using Kernel = void (*)(const sdk::OpCall&);
 
 // unary.cpp: NEG .. LOGICAL_NOT, GELU_TANH
 void run_unary(const sdk::OpCall& c);
-// binary.cpp: ADD SUB MUL DIV POW MAXIMUM MINIMUM, RELU_BWD, GELU_BWD, GELU_TANH_BWD
+// binary.cpp: ADD SUB MUL DIV POW MAXIMUM MINIMUM, ADD_RELU, RELU_BWD, GELU_BWD, GELU_TANH_BWD; ADD_RELU_BWD
 void run_binary(const sdk::OpCall& c);
+void run_add_relu_bwd(const sdk::OpCall& c);
 // compare.cpp: EQ NE LT LE GT GE LOGICAL_AND LOGICAL_OR, and WHERE
 void run_compare(const sdk::OpCall& c);
 void run_where(const sdk::OpCall& c);
@@ -54,7 +55,7 @@ void run_softmax(const sdk::OpCall& c);
 // layer_norm.cpp, batch_norm.cpp
 void run_layer_norm(const sdk::OpCall& c);
 void run_layer_norm_bwd(const sdk::OpCall& c);
-void run_batch_norm(const sdk::OpCall& c);
+void run_batch_norm(const sdk::OpCall& c);  // and BATCH_NORM_RELU
 void run_batch_norm_bwd(const sdk::OpCall& c);
 // optim.cpp
 void run_global_norm(const sdk::OpCall& c);

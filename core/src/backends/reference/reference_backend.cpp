@@ -18,6 +18,7 @@ const uint32_t kOpDtypes[] = {
 // The kernel of an op: routed by its family (the op table's column), then by the op within
 // families whose ops have kernels of their own. nullptr = not an op this backend knows.
 Kernel kernel_for(int32_t op) {
+  if (op == INGOT_OP_ADD_RELU_BWD) return &run_add_relu_bwd;  // three inputs in the binary family
   switch (ingot_op_family_of(op)) {
     case INGOT_FAMILY_ELEMENTWISE_UNARY: return &run_unary;
     case INGOT_FAMILY_ELEMENTWISE_BINARY: return &run_binary;
@@ -52,7 +53,8 @@ Kernel kernel_for(int32_t op) {
     case INGOT_OP_CAST: return &run_cast;
     case INGOT_OP_LAYER_NORM: return &run_layer_norm;
     case INGOT_OP_LAYER_NORM_BWD: return &run_layer_norm_bwd;
-    case INGOT_OP_BATCH_NORM: return &run_batch_norm;
+    case INGOT_OP_BATCH_NORM:
+    case INGOT_OP_BATCH_NORM_RELU: return &run_batch_norm;
     case INGOT_OP_BATCH_NORM_BWD: return &run_batch_norm_bwd;
     case INGOT_OP_GLOBAL_NORM: return &run_global_norm;
     case INGOT_OP_SGD_UPDATE: return &run_sgd_update;
@@ -84,6 +86,7 @@ bool may_be_absent(int32_t op, bool input, int index) {
   switch (op) {
     case INGOT_OP_LAYER_NORM:
     case INGOT_OP_BATCH_NORM:
+    case INGOT_OP_BATCH_NORM_RELU:
       return index >= 1;
     case INGOT_OP_LAYER_NORM_BWD:
       return input ? index == 4 : index >= 1;

@@ -1,0 +1,111 @@
+// The fusion pass alone: which pairs it fuses, which it leaves, and that a replay of the fused
+// graph gives the eager step's bits.
+#include <catch2/catch.hpp>
+
+#include "graph_steps.h"
+#include "ingot/graph/capture.h"
+#include "ingot/graph/executable.h"
+#include "ingot/graph/fusion.h"
+#include "ingot/graph/passes.h"
+#include "ingot/ops/elementwise.h"
+#include "ingot/ops/reduce.h"
+#include "ingot/runtime/registry.h"
+
+using namespace ingot;
+using namespace ingot::graph;
+using ingot::test::ResNetStep;
+using ingot::test::same_bits;
+
+namespace {
+
+int count(const Graph& g, OpKind op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += !node.reorder && node.op == op ? 1 : 0;
+  return n;
+}
+
+/// Captures a ResNet-8 step, fuses it and checks the fused ops and two replays against eager.
+void check_resnet_fusion() {
+  ResNetStep eager, replayed;
+  const auto first = ResNetStep::batch(8, 1);
+  eager.step(first);
+  Captured c = capture([&] { return replayed.step(first); }, {first.first, first.second}, replayed.params());
+  REQUIRE(c.graph);
+  Graph g = std::move(*c.graph);
+  const size_t before = g.nodes.size();
+  const int relus = count(g, INGOT_OP_RELU), relu_bwds = count(g, INGOT_OP_RELU_BWD);
+  const int fused = fuse_elementwise(g);
+  // ResNet-8: the stem's and each block's first batch norm feed a relu (4), each block's residual
+  // add does (3), and the gradients of the stem's and two blocks' outputs meet in an add (3)
+  CHECK(count(g, INGOT_OP_BATCH_NORM_RELU) == 4);
+  CHECK(count(g, INGOT_OP_ADD_RELU) == 3);
+  CHECK(count(g, INGOT_OP_ADD_RELU_BWD) == 3);
+  CHECK(fused == 10);
+  CHECK(g.nodes.size() == before - 10);
+  CHECK(count(g, INGOT_OP_RELU) == relus - 7);
+  CHECK(count(g, INGOT_OP_RELU_BWD) == relu_bwds - 3);
+  plan_memory(g);
+  Executable exec(std::move(g));
+  for (uint64_t seed = 2; seed < 4; ++seed) {
+    const auto b = ResNetStep::batch(8, seed);
+    eager.zero_grad();
+    replayed.zero_grad();
+    const Tensor want = eager.step(b).front();
+    CHECK(same_bits(exec.run({b.first, b.second}, replayed.params()).front(), want));
+    for (size_t k = 0; k < eager.params().size(); ++k)
+      CHECK(same_bits(replayed.params()[k].grad(), eager.params()[k].grad()));
+    const auto be = eager.model->buffers(), br = replayed.model->buffers();
+    REQUIRE(be.size() == br.size());
+    for (size_t k = 0; k < be.size(); ++k) CHECK(same_bits(br[k], be[k]));  // running statistics
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fusion: a ResNet step's batch norm -> relu, add -> relu and add -> relu_bwd fuse, and replays give eager's bits") {
+  const test::RestoreBackends restore;
+  for (const auto& backends : test::backend_sets("fusion")) {
+    BackendRegistry::instance().restrict_to(backends);
+    INFO("backends: " << (backends.empty() ? "all loaded" : backends[0]));
+    check_resnet_fusion();
+  }
+}
+
+TEST_CASE("fusion: add -> relu fuses and keeps relu's values, and an add something else reads too stays") {
+  const Tensor a = Tensor::from_vector<float>({-2, -0.5, 0, 1, 3, -1}, {2, 3});
+  const Tensor b = Tensor::from_vector<float>({1, 0.5, 0, -2, 1, 0.25}, {2, 3});
+  SECTION("single use") {
+    Captured c = capture([&] { return std::vector<Tensor>{relu(a + b)}; }, {a, b}, {});
+    REQUIRE(c.graph);
+    Graph g = *c.graph;
+    CHECK(fuse_elementwise(g) == 1);
+    REQUIRE(g.nodes.size() == 1);
+    CHECK(g.nodes[0].op == INGOT_OP_ADD_RELU);
+    Executable exec(std::move(g));
+    const Tensor x = Tensor::from_vector<float>({5, -5, 1, -1, 0.5, -0.5}, {2, 3});
+    CHECK(same_bits(exec.run({x, b}, {}).front(), relu(x + b)));
+    CHECK(exec.run({x, b}, {}).front().to_vector<float>() == std::vector<float>{6, 0, 1, 0, 1.5, 0});
+  }
+  SECTION("the sum read twice") {
+    Captured c = capture(
+        [&] {
+          const Tensor s = a + b;
+          return std::vector<Tensor>{relu(s), sum(s)};
+        },
+        {a, b}, {});
+    REQUIRE(c.graph);
+    Graph g = *c.graph;
+    CHECK(fuse_elementwise(g) == 0);
+  }
+  SECTION("the sum kept after the step") {
+    Captured c = capture(
+        [&] {
+          const Tensor s = a + b;
+          return std::vector<Tensor>{relu(s), s};
+        },
+        {a, b}, {});
+    REQUIRE(c.graph);
+    Graph g = *c.graph;
+    CHECK(fuse_elementwise(g) == 0);
+  }
+}
