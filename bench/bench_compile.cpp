@@ -1,7 +1,7 @@
 // A compiled step against the eager one in the same process: the training step (forward,
 // cross-entropy, backward, AdamW, reading the loss) at batch 128 and the batch-1 forward of the
 // Fashion-MNIST MLP, CNN and ResNet-8, eager and through graph::CompiledStep (measured once it
-// replays). Run with --benchmark_repetitions=N --benchmark_enable_random_interleaving=true so that
+// replays; the conv nets' steps also with Winograd convolutions). Run with --benchmark_repetitions=N --benchmark_enable_random_interleaving=true so that
 // eager and compiled alternate and a noisy machine's drift hits both.
 #include <benchmark/benchmark.h>
 
@@ -42,7 +42,9 @@ Shape batched(int64_t n, const Shape& s) {
   return out;
 }
 
-void train_step(benchmark::State& state, const std::string& name, bool compiled) {
+enum class Mode { Eager, Compiled, Winograd };
+
+void train_step(benchmark::State& state, const std::string& name, Mode mode) {
   if (!bench::load_onednn()) return state.SkipWithError("cpu_onednn plugin unavailable");
   Workload w = make(name);
   w.model->train();
@@ -55,7 +57,9 @@ void train_step(benchmark::State& state, const std::string& name, bool compiled)
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i % 10);
   const Tensor y = Tensor::from_vector(labels, Shape{128});
   std::optional<graph::CompiledStep> cs;
-  if (compiled) cs.emplace(graph::CompileOptions{}, w.model->parameters(), w.model->buffers());
+  graph::CompileOptions options;
+  options.winograd = mode == Mode::Winograd;
+  if (mode != Mode::Eager) cs.emplace(options, w.model->parameters(), w.model->buffers());
   auto step = [&] {
     const auto body = [&] {
       const Tensor loss = nn::cross_entropy((*w.model)(x), y);
@@ -93,12 +97,14 @@ void forward_b1(benchmark::State& state, const std::string& name, bool compiled)
 
 }  // namespace
 
-BENCHMARK_CAPTURE(train_step, mlp_eager, "mlp", false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, mlp_compiled, "mlp", true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, cnn_eager, "cnn", false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, cnn_compiled, "cnn", true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, resnet8_eager, "resnet8", false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(train_step, resnet8_compiled, "resnet8", true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, mlp_eager, "mlp", Mode::Eager)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, mlp_compiled, "mlp", Mode::Compiled)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, cnn_eager, "cnn", Mode::Eager)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, cnn_compiled, "cnn", Mode::Compiled)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, cnn_winograd, "cnn", Mode::Winograd)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, resnet8_eager, "resnet8", Mode::Eager)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, resnet8_compiled, "resnet8", Mode::Compiled)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(train_step, resnet8_winograd, "resnet8", Mode::Winograd)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(forward_b1, mlp_eager, "mlp", false)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK_CAPTURE(forward_b1, mlp_compiled, "mlp", true)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK_CAPTURE(forward_b1, cnn_eager, "cnn", false)->Unit(benchmark::kMicrosecond)->UseRealTime();

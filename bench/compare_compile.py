@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""train.compile side by side: `ingot bench` eager and `--compile` against PyTorch 2.x eager and
+"""train.compile side by side: `ingot bench` eager, `--compile` and `--compile` with Winograd
+convolutions (train.compile.winograd; conv workloads only) against PyTorch 2.x eager and
 torch.compile (bench/torch_bench.py [--compile], its compilation in the warm-up), on the MLP, the CNN
 and ResNet-8 of bench/configs at batch 128 with 2 threads each; runs alternate, medians of --runs.
 
@@ -23,7 +24,12 @@ STEPS = {"mlp": dict(warmup=5, steps=40, repeat=3, latency_iters=300),
          "cnn": dict(warmup=4, steps=10, repeat=3, latency_iters=200),
          "resnet8": dict(warmup=4, steps=8, repeat=3, latency_iters=100)}
 QUICK = dict(warmup=3, steps=2, repeat=1, latency_iters=5)
-SIDES = ("ingot eager", "ingot compile", "torch eager", "torch compile")
+SIDES = ("ingot eager", "ingot compile", "ingot winograd", "torch eager", "torch compile")
+
+
+def sides_of(w):
+    """The MLP has no convolution: its Winograd side would be its compile side."""
+    return [s for s in SIDES if not (w == "mlp" and s == "ingot winograd")]
 
 
 def run(cmd, out_file):
@@ -41,6 +47,8 @@ def side_cmd(side, w, params, ingot, torch_python):
     common = ["--json", "--warmup", str(params["warmup"]), "--steps", str(params["steps"]), "--repeat",
               str(params["repeat"]), "--latency-iters", str(params["latency_iters"]), "--batch-size", "128",
               "--infer-batch", "256", "--threads", "2"]
+    if side == "ingot winograd":
+        return [ingot, "bench", config] + common + ["--compile", "--set", "train.compile={winograd: true}"]
     if side.startswith("ingot"):
         return [ingot, "bench", config] + common + (["--compile"] if side.endswith("compile") else [])
     return [torch_python, os.path.join(ROOT, "bench", "torch_bench.py"), config] + common + (
@@ -66,7 +74,7 @@ def main(argv):
     for w in args.workloads.split(","):
         params = QUICK if args.quick else STEPS[w]
         for r in range(args.runs):
-            for side in SIDES:
+            for side in sides_of(w):
                 name = "%s-%s-%d.json" % (w, side.replace(" ", "-"), r)
                 res = run(side_cmd(side, w, params, args.ingot, args.torch_python), os.path.join(args.out, name))
                 results.setdefault((w, side), []).append(res)
@@ -113,9 +121,12 @@ def report(results, args):
     lines = ["Command: `/usr/bin/python3 bench/compare_compile.py --runs %d%s` (load average %.2f at the start; "
              "2 threads per side, batch 128). Values: medians over the runs of each run's median; ratios: medians "
              "of the ratios within each run (its four sides ran back to back), which the machine's drift "
-             "disturbs less." % (args.runs, " --quick" if args.quick else "", args.load), "",
-             "| workload | Ingot eager | Ingot compile | PyTorch eager | torch.compile | compile / Ingot eager | "
-             "compile / best PyTorch | target |", "|---|---|---|---|---|---|---|---|"]
+             "disturbs less. Winograd: `--compile` with `train.compile.winograd: true` (3x3 convolutions "
+             "on Winograd kernels where measured faster; not eager's bits)." % (
+                 args.runs, " --quick" if args.quick else "", args.load), "",
+             "| workload | Ingot eager | Ingot compile | + Winograd | PyTorch eager | torch.compile | "
+             "compile / Ingot eager | compile / best PyTorch | + Winograd / Ingot eager | + Winograd / best "
+             "PyTorch | target |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = (("train images/s", ("train", "images_per_s", "median"), "%.0f"),
             ("batch-1 latency ms", ("latency_b1_ms", "median"), "%.3f"),
             ("inference images/s (b 256)", ("inference", "images_per_s", "median"), "%.0f"))
@@ -124,16 +135,22 @@ def report(results, args):
                ("mlp", "batch-1 latency ms"): "<= 0.5", ("cnn", "batch-1 latency ms"): "<= 0.5"}
     for label, path, fmt in rows:
         for w in ws:
-            v = {s: med(results, w, s, *path) for s in SIDES}
-            lines.append(("| %s %s | " + " | ".join([fmt] * 4) + " | %.2f | %.2f | %s |") % (
-                w, label, v["ingot eager"], v["ingot compile"], v["torch eager"], v["torch compile"],
+            v = {s: med(results, w, s, *path) for s in sides_of(w)}
+            wino = "ingot winograd" in v
+            lines.append(("| %s %s | " + fmt + " | " + fmt + " | %s | " + fmt + " | " + fmt +
+                          " | %.2f | %.2f | %s | %s | %s |") % (
+                w, label, v["ingot eager"], v["ingot compile"], fmt % v["ingot winograd"] if wino else "",
+                v["torch eager"], v["torch compile"],
                 paired(results, w, "ingot compile", "ingot eager", path),
-                paired(results, w, "ingot compile", None, path, torch_sides), targets.get((w, label), "—")))
+                paired(results, w, "ingot compile", None, path, torch_sides),
+                "%.2f" % paired(results, w, "ingot winograd", "ingot eager", path) if wino else "",
+                "%.2f" % paired(results, w, "ingot winograd", None, path, torch_sides) if wino else "",
+                targets.get((w, label), "—")))
     for w in ws:
         eager_peak = med(results, w, "ingot eager", "memory", "step_peak_bytes")
         planned = med(results, w, "ingot compile", "compile", "planned_bytes")
         lines.append("| %s step memory MiB (eager: peak above the step's start; compile: planned arena) | %.1f | %.1f "
-                     "| | | %.2f | | <= 0.8 |" % (w, eager_peak / 2**20, planned / 2**20, planned / eager_peak))
+                     "| | | | %.2f | | | | <= 0.8 |" % (w, eager_peak / 2**20, planned / 2**20, planned / eager_peak))
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,9 @@
 // backward-weights in f32 and bf16 (f32 accumulation, one rounding to a bf16 output; the bias is
 // the data's dtype). Primitives are created with format_tag::any (oneDNN picks its fast
 // blocked formats); tensors in another layout are reordered through workspace buffers, and the
-// forward output may stay blocked (an opaque layout) for the next op of ours.
+// forward output may stay blocked (an opaque layout) for the next op of ours. An f32 call whose
+// attributes allow Winograd (ABI 2.5) runs oneDNN's Winograd kernels where it has them (3x3,
+// stride 1, AVX-512), else the direct ones.
 #include <optional>
 
 #include "desc_util.h"
@@ -22,6 +24,7 @@ struct ConvGeometry {
   bool has_bias = false;
   int32_t activation = INGOT_ACT_NONE;
   dt type = dt::f32;
+  bool winograd = false;  ///< the call allows it (f32, ungrouped): tried first
 };
 
 /// x, w, y descriptors of the call: (in0, in1, out) for forward, (out, in1, in0) for backward
@@ -66,6 +69,7 @@ std::optional<ConvGeometry> geometry(const sdk::OpCall& c) {
   g.dilates = {a.dilation[0] - 1, a.dilation[1] - 1};  // oneDNN counts the gap, torch the step
   g.pad_l = {a.padding[0], a.padding[1]};
   g.pad_r = g.pad_l;  // both floor the output size, so torch's symmetric padding maps directly
+  g.winograd = ingot_conv_algorithm_of(&a) == INGOT_CONV_ALGO_WINOGRAD && g.groups == 1 && g.type == dt::f32;
   if (fwd) {
     g.has_bias = a.has_bias != 0;
     g.activation = a.activation;
@@ -80,9 +84,10 @@ std::optional<ConvGeometry> geometry(const sdk::OpCall& c) {
 
 dnnl::memory::desc any_md(const dims& d, dt type) { return dnnl::memory::desc(d, type, tag::any); }
 
-dnnl::convolution_forward::primitive_desc forward_pd(OnednnBackend& be, const ConvGeometry& g, bool with_post_ops) {
+dnnl::convolution_forward::primitive_desc forward_pd(OnednnBackend& be, const ConvGeometry& g, dnnl::algorithm alg,
+                                                     bool with_post_ops) {
   auto bias = g.has_bias ? dnnl::memory::desc(g.bias, g.type, tag::x) : dnnl::memory::desc();
-  auto d = dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+  auto d = dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg,
                                            any_md(g.x, g.type), any_md(g.w, g.type), bias, any_md(g.y, g.type),
                                            g.strides, g.dilates, g.pad_l, g.pad_r);
   dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
@@ -98,41 +103,51 @@ dnnl::convolution_forward::primitive_desc forward_pd(OnednnBackend& be, const Co
   return dnnl::convolution_forward::primitive_desc(d, attr, be.engine());
 }
 
+/// The primitive of the call with algorithm `alg` (throws dnnl::error where oneDNN has none).
+Plan build_plan(OnednnBackend& be, const sdk::OpCall& c, const ConvGeometry& g, dnnl::algorithm alg) {
+  Plan p;
+  if (c.op == INGOT_OP_CONV2D) {
+    auto pd = forward_pd(be, g, alg, true);
+    p.prim = dnnl::convolution_forward(pd);
+    p.pd = pd;
+  } else if (c.op == INGOT_OP_CONV2D_BWD_DATA) {
+    auto hint = forward_pd(be, g, alg, false);
+    auto d = dnnl::convolution_backward_data::desc(alg, any_md(g.x, g.type), any_md(g.w, g.type), any_md(g.y, g.type),
+                                                   g.strides, g.dilates, g.pad_l, g.pad_r);
+    auto pd =
+        dnnl::convolution_backward_data::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), hint);
+    p.prim = dnnl::convolution_backward_data(pd);
+    p.pd = pd;
+    p.aux_pd = hint;
+  } else {
+    auto hint = forward_pd(be, g, alg, false);
+    auto d = dnnl::convolution_backward_weights::desc(alg, any_md(g.x, g.type), any_md(g.w, g.type),
+                                                      any_md(g.y, g.type), g.strides, g.dilates, g.pad_l, g.pad_r);
+    auto pd = dnnl::convolution_backward_weights::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(),
+                                                                 hint);
+    p.prim = dnnl::convolution_backward_weights(pd);
+    p.pd = pd;
+    p.aux_pd = hint;
+  }
+  return p;
+}
+
 std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const ConvGeometry& g) {
   // formats are `any`, so the plan depends on sizes and attributes only, not on layouts
   KeyBuilder key(c.op);
   for (const dims* d : {&g.x, &g.w, &g.y, &g.strides, &g.dilates, &g.pad_l}) {
     key.add(d->size()).add_bytes(d->data(), d->size() * sizeof(int64_t));
   }
-  key.add(g.type).add(g.has_bias).add(g.activation).add(be.threads());
+  key.add(g.type).add(g.has_bias).add(g.activation).add(g.winograd).add(be.threads());
   return be.plan(key.str(), [&] {
-    Plan p;
-    if (c.op == INGOT_OP_CONV2D) {
-      auto pd = forward_pd(be, g, true);
-      p.prim = dnnl::convolution_forward(pd);
-      p.pd = pd;
-    } else if (c.op == INGOT_OP_CONV2D_BWD_DATA) {
-      auto hint = forward_pd(be, g, false);
-      auto d = dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, any_md(g.x, g.type),
-                                                     any_md(g.w, g.type), any_md(g.y, g.type), g.strides, g.dilates,
-                                                     g.pad_l, g.pad_r);
-      auto pd =
-          dnnl::convolution_backward_data::primitive_desc(d, OnednnBackend::user_scratchpad_attr(), be.engine(), hint);
-      p.prim = dnnl::convolution_backward_data(pd);
-      p.pd = pd;
-      p.aux_pd = hint;
-    } else {
-      auto hint = forward_pd(be, g, false);
-      auto d = dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, any_md(g.x, g.type),
-                                                        any_md(g.w, g.type), any_md(g.y, g.type), g.strides, g.dilates,
-                                                        g.pad_l, g.pad_r);
-      auto pd = dnnl::convolution_backward_weights::primitive_desc(d, OnednnBackend::user_scratchpad_attr(),
-                                                                   be.engine(), hint);
-      p.prim = dnnl::convolution_backward_weights(pd);
-      p.pd = pd;
-      p.aux_pd = hint;
+    if (g.winograd) {
+      try {
+        Plan p = build_plan(be, c, g, dnnl::algorithm::convolution_winograd);
+        if (!is_ref_impl(p.pd.impl_info_str())) return p;
+      } catch (const dnnl::error&) {  // no Winograd kernel for this call here: the direct one
+      }
     }
-    return p;
+    return build_plan(be, c, g, dnnl::algorithm::convolution_direct);
   });
 }
 

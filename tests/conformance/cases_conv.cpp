@@ -25,6 +25,7 @@ struct Conv {
   bool bias = false;
   int32_t act = INGOT_ACT_NONE;
   const char* note = "";
+  bool winograd = false;  ///< INGOT_CONV_ALGO_WINOGRAD allowed
 };
 
 int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
@@ -37,6 +38,7 @@ ingot_attr_conv2d conv_attr(const Conv& v, bool with_bias) {
   a.groups = v.groups;
   a.has_bias = with_bias ? 1 : 0;
   a.activation = with_bias ? v.act : INGOT_ACT_NONE;
+  a.algorithm = v.winograd ? INGOT_CONV_ALGO_WINOGRAD : INGOT_CONV_ALGO_DIRECT;
   return a;
 }
 
@@ -91,7 +93,10 @@ CaseList conv_cases(OpKind op) {
         {{1, 3, 8, 6}, {4, 3, 3, 1}, {2, 1}, {1, 0}, {1, 1}, 1, false, INGOT_ACT_NONE, "3x1 kernel, stride (2,1)"},
         {{2, 4, 7, 7}, {4, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4, true, INGOT_ACT_GELU, "depthwise, bias, gelu"},
         {{1, 17, 5, 5}, {16, 17, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false, INGOT_ACT_NONE, "17 channels"},
-        {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false, INGOT_ACT_NONE, "1x1x1x1"}};
+        {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false, INGOT_ACT_NONE, "1x1x1x1"},
+        // Winograd allowed (ABI 2.5): f32 3x3 stride 1 may round otherwise than the direct sum
+        {{2, 16, 10, 10}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false, INGOT_ACT_NONE, "winograd", true},
+        {{4, 32, 7, 7}, {16, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true, INGOT_ACT_RELU, "winograd, bias, relu", true}};
     for (const Conv& v : convs) {
       const int64_t ho = conv_out(v.x[2], v.w[2], v.stride[0], v.padding[0], v.dilation[0]);
       const int64_t wo = conv_out(v.x[3], v.w[3], v.stride[1], v.padding[1], v.dilation[1]);
@@ -114,6 +119,7 @@ CaseList conv_cases(OpKind op) {
         c.set_attr(conv_attr(v, false));
         c.reduction = y[0] * y[2] * y[3];
       }
+      if (v.winograd && dt == DType::F32) c.tolerance = 1e-4;  // transforms round at each stage
       cases.push_back(std::move(c));
     }
     if (op == INGOT_OP_CONV2D) {  // strided views of x

@@ -71,10 +71,10 @@ struct CnnStep : ModelStep {
   static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 1, 8, 8}, 3, seed); }
 };
 
-/// A ResNet-8 of width 4 on 1x8x8 images: batch norm -> ReLU, residual add -> ReLU.
+/// A ResNet-8 (width 4 unless told) on 1x8x8 images: batch norm -> ReLU, residual add -> ReLU.
 struct ResNetStep : ModelStep {
-  ResNetStep()
-      : ModelStep([](Generator* g, Generator*) { return nn::make_resnet({8, 4, 1, 3}, g); }, 11) {}
+  explicit ResNetStep(int64_t width = 4)
+      : ModelStep([width](Generator* g, Generator*) { return nn::make_resnet({8, width, 1, 3}, g); }, 11) {}
   static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 1, 8, 8}, 3, seed); }
 };
 

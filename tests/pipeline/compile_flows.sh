@@ -1,10 +1,12 @@
 #!/bin/bash
 # train.compile through the pipeline: on the MLP, the CNN (batch norm, dropout), the ResNet, a tiny
 # GPT (dropout, attention) and a tiny BERT (padding mask), the losses of every step with compile
-# equal those without — bit for bit where no kernel path changes, within f32 tolerance for BERT,
-# whose captured step keeps its padding mask — and most steps are replays (the `compile` record of
-# metrics.jsonl; nearly all of BERT's when data.pad_to_multiple_of bounds its batch lengths), the evaluation after training (its forwards compiled too) gives the same test loss
-# and accuracy, and predict --compile the same predictions; dump_graph writes the passes' graphs; a bad compile key is one clear error.
+# equal those without: bit for bit where no kernel path changes; within f32 tolerance for BERT,
+# whose captured step keeps its padding mask, and for ResNet-8 with Winograd convolutions. Most
+# steps are replays (the `compile` record of metrics.jsonl; nearly all of BERT's when
+# data.pad_to_multiple_of bounds its batch lengths); the evaluation after training (its forwards
+# compiled too) gives the same test loss and accuracy, and predict --compile the same predictions;
+# dump_graph writes the passes' graphs; a bad compile key is one clear error.
 # Usage: compile_flows.sh INGOT_BINARY REPO_ROOT
 set -euo pipefail
 ingot=$1
@@ -21,7 +23,9 @@ parity() {
   local name=$1 config=$2 tol=$3
   shift 3
   for c in false true; do
-    "$ingot" run "$config" --runs-dir "$work/$name/$c" --set train.compile=$c --set train.log_every=1 \
+    local value=$c  # COMPILE_VALUE: the compiled side's train.compile (a section, e.g. with winograd)
+    [ "$c" = true ] && value=${COMPILE_VALUE:-true}
+    "$ingot" run "$config" --runs-dir "$work/$name/$c" --set "train.compile=$value" --set train.log_every=1 \
       --set train.eval_every_epoch=false "$@" > "$work/$name-$c.txt" 2>&1 ||
       { cat "$work/$name-$c.txt"; fail "$name: run with compile=$c"; }
   done
@@ -58,6 +62,12 @@ parity mlp "$root/configs/fashion_mnist_mlp.yaml" 0 --set train.steps=60
 parity cnn "$root/configs/fashion_mnist_cnn.yaml" 0 --set train.steps=40 --set data.batch_size=32 \
   --set train.scheduler.warmup.steps=5
 parity resnet "$root/configs/fashion_mnist_resnet.yaml" 0 --set train.steps=30 --set data.batch_size=16
+# Winograd convolutions where measured faster: eager's losses to f32 rounding, not bit for bit
+# (1e-5 to 1e-3 over these 12 steps, by which convolutions measured faster; training amplifies
+# any rounding change, as eager's kernels of another ISA show: docs/compile.md; the gradients
+# themselves are checked to 1e-4 in tests/graph/test_conv_algorithm.cpp).
+COMPILE_VALUE='{winograd: true}' parity resnet_winograd "$root/configs/fashion_mnist_resnet.yaml" 1e-2 \
+  --set train.steps=12 --set data.batch_size=64
 parity gpt "$root/tests/pipeline/configs/tiny_gpt.yaml" 0
 parity bert "$root/tests/pipeline/configs/tiny_bert.yaml" 1e-5 --set train.steps=40
 # Batches cut to a multiple of 32 tokens: three shapes at most, so nearly every step replays.

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "ingot/graph/conv_algorithm.h"
 #include "ingot/io/atomic_write.h"
 #include "ingot/runtime/backend.h"
 
@@ -41,6 +42,7 @@ std::string graph_text(const Graph& g, const std::vector<double>& node_seconds) 
     s += fmt::format("{:4}  {}{} = {}({}) [{}]", i, n.in_place ? "into " : "", out, n.name(), refs(n.inputs),
                      n.backend != nullptr ? n.backend->name() : "?");
     if (n.rng) s += fmt::format(" rng+{}", n.rng->rel);
+    if (allows_winograd(n)) s += " winograd";
     if (i < node_seconds.size()) s += fmt::format("  {:.1f} us", node_seconds[i] * 1e6);
     s += "\n";
   }
@@ -61,7 +63,7 @@ std::string graph_dot(const Graph& g, const std::vector<double>& node_seconds) {
       s += fmt::format("  v{} [shape=ellipse, label=\"%{} {}\"];\n", v, v, kind_name(g.values[v].kind));
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    std::string label = fmt::format("{}: {}", i, n.name());
+    std::string label = fmt::format("{}: {}{}", i, n.name(), allows_winograd(n) ? " (winograd)" : "");
     if (!n.outputs.empty()) label += "\\n" + describe(n.outputs.front().desc);
     if (i < node_seconds.size()) label += fmt::format("\\n{:.1f} us", node_seconds[i] * 1e6);
     s += fmt::format("  n{} [shape=box, label=\"{}\"];\n", i, label);

@@ -398,6 +398,7 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     r.compile_train_replays = train_graph->stats().replayed;
     r.compile_planned_bytes = static_cast<int64_t>(train_graph->stats().planned_bytes);
     r.compile_fused = train_graph->stats().fused;
+    r.compile_winograd = compile_options.winograd ? train_graph->stats().winograd : -1;
     r.compile_fallback = !train_graph->stats().fallback.empty() ? train_graph->stats().fallback
                                                                 : infer_graph->stats().fallback;
   }

@@ -69,6 +69,7 @@ std::string BenchResult::to_json() const {
                   {"train_replays", compile_train_replays},
                   {"planned_bytes", compile_planned_bytes},
                   {"fused", compile_fused},
+                  {"winograd", compile_winograd},
                   {"fallback", compile_fallback}};
   j["checkpointing_segments"] = checkpointing_segments;
   if (checkpointing_segments > 0)
@@ -107,9 +108,11 @@ std::string BenchResult::table() const {
       "{:.1f}% during timed steps\n",
       mib(peak_allocated_bytes), mib(peak_rss_bytes), 100.0 * train_cache_hit_rate);
   if (compiled)
-    s += fmt::format("compile: {} graphs, {} of the training steps replayed, {} pairs fused and {:.1f} MiB planned "
+    s += fmt::format("compile: {} graphs, {} of the training steps replayed, {} pairs fused{} and {:.1f} MiB planned "
                      "for the training graph's intermediate values{}\n",
-                     compile_graphs, compile_train_replays, compile_fused, mib(compile_planned_bytes),
+                     compile_graphs, compile_train_replays, compile_fused,
+                     compile_winograd >= 0 ? fmt::format(", {} convolutions on Winograd kernels", compile_winograd) : "",
+                     mib(compile_planned_bytes),
                      compile_fallback.empty() ? "" : "; ran eager where: " + compile_fallback);
   if (scaling) {
     s += scaling->max_batch == 0

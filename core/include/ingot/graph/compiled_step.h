@@ -25,6 +25,8 @@ struct CompileOptions {
   bool dead_code = true;        ///< eliminate_dead_code
   bool fold = true;             ///< fold_constants
   bool fuse = true;             ///< fuse_elementwise
+  /// choose_conv_algorithms: Winograd where it measures faster (not eager's bits: off by default)
+  bool winograd = false;
   bool plan_memory = true;      ///< plan_memory with reuse (off: each value its own block)
   int max_graphs = 8;           ///< distinct guard keys compiled before running eager
   std::filesystem::path dump_dir;  ///< --dump-graph: the graph before and after each pass
@@ -41,6 +43,7 @@ struct CompileStats {
   int graphs = 0;
   size_t planned_bytes = 0;  ///< the latest graph's arena
   int fused = 0;             ///< pairs the fusion pass fused in the latest graph
+  int winograd = 0;          ///< convolutions of the latest graph given Winograd kernels
   std::string fallback;      ///< why a step ran eager (the first reason), "" when none did
 };
 

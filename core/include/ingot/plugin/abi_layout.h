@@ -71,7 +71,7 @@ INGOT_ABI_OFFSET(ingot_attr_matmul, abi_minor, 4);
 INGOT_ABI_OFFSET(ingot_attr_matmul, has_bias, 8);
 INGOT_ABI_OFFSET(ingot_attr_matmul, activation, 12);
 
-static_assert(sizeof(ingot_attr_conv2d) == 72, "ABI layout of ingot_attr_conv2d changed");
+static_assert(sizeof(ingot_attr_conv2d) == 80, "ABI layout of ingot_attr_conv2d changed");
 INGOT_ABI_OFFSET(ingot_attr_conv2d, struct_size, 0);
 INGOT_ABI_OFFSET(ingot_attr_conv2d, abi_minor, 4);
 INGOT_ABI_OFFSET(ingot_attr_conv2d, stride, 8);
@@ -80,6 +80,7 @@ INGOT_ABI_OFFSET(ingot_attr_conv2d, dilation, 40);
 INGOT_ABI_OFFSET(ingot_attr_conv2d, groups, 56);
 INGOT_ABI_OFFSET(ingot_attr_conv2d, has_bias, 64);
 INGOT_ABI_OFFSET(ingot_attr_conv2d, activation, 68);
+INGOT_ABI_OFFSET(ingot_attr_conv2d, algorithm, 72);  // ABI 2.5
 
 static_assert(sizeof(ingot_attr_pool2d) == 72, "ABI layout of ingot_attr_pool2d changed");
 INGOT_ABI_OFFSET(ingot_attr_pool2d, struct_size, 0);

@@ -184,6 +184,14 @@ typedef struct ingot_attr_matmul {
   int32_t has_bias;
   int32_t activation;
 } ingot_attr_matmul;
+/* How a convolution may compute (ABI 2.5): DIRECT, what eager runs; WINOGRAD lets a backend that
+ * has a Winograd kernel for the call use it (fewer multiplications, other rounding: not the bits
+ * of DIRECT), and one that has none compute as DIRECT. A compiled step's conv_algorithm pass sets
+ * it where measuring shows the kernel faster. */
+typedef enum ingot_conv_algorithm {
+  INGOT_CONV_ALGO_DIRECT = 0,
+  INGOT_CONV_ALGO_WINOGRAD = 1
+} ingot_conv_algorithm;
 typedef struct ingot_attr_conv2d {
   INGOT_ATTR_HEAD;
   int64_t stride[2];
@@ -192,7 +200,14 @@ typedef struct ingot_attr_conv2d {
   int64_t groups;
   int32_t has_bias;
   int32_t activation;
+  int32_t algorithm; /* ingot_conv_algorithm (ABI 2.5; absent from older structs: DIRECT) */
 } ingot_attr_conv2d;
+
+/* The convolution algorithm of `a`: DIRECT when its struct predates the field. */
+static inline int32_t ingot_conv_algorithm_of(const ingot_attr_conv2d* a) {
+  return a != NULL && a->struct_size >= offsetof(ingot_attr_conv2d, algorithm) + sizeof(int32_t) ? a->algorithm
+                                                                                              : INGOT_CONV_ALGO_DIRECT;
+}
 typedef struct ingot_attr_pool2d {
   INGOT_ATTR_HEAD;
   int64_t kernel[2];

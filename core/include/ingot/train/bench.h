@@ -97,6 +97,7 @@ struct BenchResult {
   int64_t compile_train_replays = 0;   ///< training steps replayed (the others ran eager or were captured)
   int64_t compile_planned_bytes = 0;   ///< the training graph's planned arena
   int64_t compile_fused = 0;           ///< pairs fused in the training graph
+  int64_t compile_winograd = -1;       ///< its convolutions on Winograd kernels (-1: the pass was off)
   std::string compile_fallback;        ///< the first reason a step ran eager ("" when none did)
 
   /// One JSON object, the schema bench/compare reads (also produced there for PyTorch).
