@@ -61,8 +61,8 @@ config::Schema train_schema() {
 
 namespace {
 
-/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, winograd, plan_memory, max_graphs,
-/// dump_graph}`.
+/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, recompute, winograd, plan_memory,
+/// max_graphs, dump_graph}`.
 CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   CompileConfig c;
   const auto where = [&](const YAML::Node& n) { return fmt::format("{}:{}: train.compile", file, n.Mark().line + 1); };
@@ -79,7 +79,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   }
   if (!node.IsMap())
     throw ConfigError(fmt::format("{}: expected true, false or a section of enabled, dead_code, fold_constants, "
-                                  "fuse, winograd, plan_memory, max_graphs",
+                                  "fuse, recompute, winograd, plan_memory, max_graphs",
                                   where(node)));
   c.enabled = true;
   for (const auto& kv : node) {
@@ -95,6 +95,8 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.fuse = flag(v, key);
     } else if (key == "winograd") {
       c.options.winograd = flag(v, key);
+    } else if (key == "recompute") {
+      c.options.recompute = flag(v, key);
     } else if (key == "plan_memory") {
       c.options.plan_memory = flag(v, key);
     } else if (key == "dump_graph") {
@@ -109,7 +111,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.max_graphs = static_cast<int>(n);
     } else {
       throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, fuse, "
-                                    "winograd, plan_memory, max_graphs, dump_graph)",
+                                    "recompute, winograd, plan_memory, max_graphs, dump_graph)",
                                     where(kv.first), key));
     }
   }
@@ -199,6 +201,7 @@ YAML::Node train_config_yaml(const TrainConfig& c) {
     cc["dead_code"] = c.compile.options.dead_code;
     cc["fold_constants"] = c.compile.options.fold;
     cc["fuse"] = c.compile.options.fuse;
+    cc["recompute"] = c.compile.options.recompute;
     cc["winograd"] = c.compile.options.winograd;
     cc["plan_memory"] = c.compile.options.plan_memory;
     cc["max_graphs"] = c.compile.options.max_graphs;

@@ -25,6 +25,8 @@ struct CompileOptions {
   bool dead_code = true;        ///< eliminate_dead_code
   bool fold = true;             ///< fold_constants
   bool fuse = true;             ///< fuse_elementwise
+  /// recompute_activations (after fuse: it recomputes fused nodes): less memory, a few % slower
+  bool recompute = false;
   /// choose_conv_algorithms: Winograd where it measures faster (not eager's bits: off by default)
   bool winograd = false;
   bool plan_memory = true;      ///< plan_memory with reuse (off: each value its own block)
@@ -44,6 +46,7 @@ struct CompileStats {
   size_t planned_bytes = 0;  ///< the latest graph's arena
   int fused = 0;             ///< pairs the fusion pass fused in the latest graph
   int winograd = 0;          ///< convolutions of the latest graph given Winograd kernels
+  int recomputed = 0;        ///< values of the latest graph made again for the backward pass
   std::string fallback;      ///< why a step ran eager (the first reason), "" when none did
 };
 
