@@ -190,7 +190,11 @@ int cmd_predict(const std::vector<std::string>& args) {
   }
   const NoGradGuard no_grad;
   std::optional<graph::CompiledStep> compiled;
-  if (vm["compile"].as<bool>()) compiled.emplace(graph::CompileOptions{}, std::vector<Tensor>{}, m.model->buffers());
+  if (vm["compile"].as<bool>()) {
+    graph::CompileOptions options;
+    options.freeze_weights = true;  // the model does not change while it predicts
+    compiled.emplace(options, std::vector<Tensor>{}, m.model->buffers());
+  }
   int64_t rows = 0;
   for (const std::string& input : inputs) {
     const Samples samples = read_samples(input, m);

@@ -85,6 +85,23 @@ void OnednnBackend::to_strided(const ingot_tensor_desc& src, const ingot_tensor_
              "cpu_onednn to_strided: reorder from blocked layout");
 }
 
+bool OnednnBackend::choose_input_layout(const sdk::OpCall& call, int index, ingot_tensor_desc* layout) {
+  if (call.op < 0 || call.op >= INGOT_OP_COUNT || families_[call.op] == nullptr) return false;
+  const OpFamily* f = families_[call.op];
+  if (f->choose_input_layout == nullptr || index < 0 || index >= call.n_in) return false;
+  return f->choose_input_layout(*this, call, index, layout);
+}
+
+void OnednnBackend::from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
+                                 const ingot_exec_context& ctx) {
+  const dnnl::memory::desc* md = opaque_md(dst);
+  if (md == nullptr) throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn from_strided: target layout is not ours");
+  if (!has_positive_strides(src)) throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "cpu_onednn from_strided: bad strides");
+  Exec ex(*this, ctx);
+  DNNL_CHECK(ex.reorder(strided_md(src), sdk::data_ptr(src), *md, sdk::data_ptr(dst)),
+             "cpu_onednn from_strided: reorder into a blocked layout");
+}
+
 void OnednnBackend::plan_cache_stats(ingot_plan_cache_stats& stats) {
   stats.entries = cache_.entries();
   stats.capacity = cache_.capacity();

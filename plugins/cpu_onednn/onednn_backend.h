@@ -28,6 +28,8 @@ class OnednnBackend final : public sdk::ComputeImpl {
   void execute(const sdk::OpCall& call, const ingot_exec_context& ctx) override;
   bool choose_output_layout(const sdk::OpCall& call, ingot_tensor_desc* outputs, int index) override;
   void to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) override;
+  bool choose_input_layout(const sdk::OpCall& call, int index, ingot_tensor_desc* layout) override;
+  void from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) override;
   void layout_retain(void* handle) override { layouts_.retain(handle); }
   void layout_release(void* handle) override { layouts_.release(handle); }
   void plan_cache_stats(ingot_plan_cache_stats& stats) override;

@@ -15,6 +15,9 @@ struct OpFamily {
   void (*execute)(const sdk::OpCall& call, Exec& ex);
   /// Optional: give output `index` an opaque (blocked) layout; false = stay strided.
   bool (*choose_layout)(OnednnBackend& be, const sdk::OpCall& call, ingot_tensor_desc* outputs, int index);
+  /// Optional: the blocked layout input `index` runs fastest in, for a tensor packed once.
+  bool (*choose_input_layout)(OnednnBackend& be, const sdk::OpCall& call, int index, ingot_tensor_desc* layout) =
+      nullptr;
 };
 
 const OpFamily& matmul_family();

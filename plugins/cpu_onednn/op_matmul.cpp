@@ -1,5 +1,7 @@
 // Matmul family: a [..., M, K] x b [..., K, N] (+ bias [N]) -> [..., M, N] in f32, batch dims
-// broadcast, transposes given as strides, bias and relu / gelu (erf) fused as post-ops.
+// broadcast, transposes given as strides, bias and relu / gelu (erf) fused as post-ops. A 2-d b
+// may come packed in the primitive's own blocked layout (choose_input_layout: a compiled graph's
+// frozen weights, packed once), which saves the kernel repacking it on every call.
 #include <optional>
 
 #include "desc_util.h"
@@ -42,21 +44,24 @@ struct MatmulCall {
   int32_t activation = INGOT_ACT_NONE;
 };
 
-std::optional<MatmulCall> analyse(const sdk::OpCall& c) {
+/// The call as oneDNN sees it; b may be one of our blocked layouts (packed weights) when 2-d.
+std::optional<MatmulCall> analyse(OnednnBackend& be, const sdk::OpCall& c) {
   const auto& at = sdk::attr<ingot_attr_matmul>(c.attrs);
   if (c.n_out != 1 || c.n_in != (at.has_bias ? 3 : 2)) return std::nullopt;
   if (at.activation != INGOT_ACT_NONE && at.activation != INGOT_ACT_RELU && at.activation != INGOT_ACT_GELU &&
       at.activation != INGOT_ACT_GELU_TANH)
     return std::nullopt;
   const ingot_tensor_desc& y = c.out[0];
+  const dnnl::memory::desc* packed = c.n_in > 1 ? be.opaque_md(c.in[1]) : nullptr;
   for (int i = 0; i < c.n_in; ++i) {
-    if (c.in[i].dtype != y.dtype || c.in[i].layout != INGOT_LAYOUT_STRIDED || !is_plain_host(c.in[i]))
-      return std::nullopt;
+    const bool layout_ok = c.in[i].layout == INGOT_LAYOUT_STRIDED || (i == 1 && packed != nullptr);
+    if (c.in[i].dtype != y.dtype || !layout_ok || !is_plain_host(c.in[i])) return std::nullopt;
   }
+  if (packed != nullptr && (y.ndim != 2 || c.in[1].ndim != 2)) return std::nullopt;
   if (!is_compute_dtype(y.dtype) || !sdk::is_contiguous(y) || !is_plain_host(y) || y.ndim < 2) return std::nullopt;
   MatmulCall m;
   auto a = operand_md(c.in[0], y.ndim);
-  auto b = operand_md(c.in[1], y.ndim);
+  auto b = packed != nullptr ? std::optional<dnnl::memory::desc>(*packed) : operand_md(c.in[1], y.ndim);
   if (!a || !b) return std::nullopt;
   m.a = *a;
   m.b = *b;
@@ -99,14 +104,14 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const Ma
 }
 
 bool supports(OnednnBackend& be, const sdk::OpCall& c) {
-  auto m = analyse(c);
+  auto m = analyse(be, c);
   if (!m) return false;
   auto p = get_plan(be, c, *m);
   return p->prim && !is_ref_impl(p->impl);
 }
 
 void execute(const sdk::OpCall& c, Exec& ex) {
-  auto m = analyse(c);
+  auto m = analyse(ex.backend(), c);
   if (!m) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn matmul: unsupported call");
   auto p = get_plan(ex.backend(), c, *m);
   if (!p->prim) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn matmul: " + p->impl);
@@ -119,10 +124,37 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.run(*p, c.op, scratch);
 }
 
+// Weights (input 1, 2-d, strided): the blocked layout the primitive picks for them (format any),
+// when it is blocked and run by the kernel that runs the plain weights: brgemm copies plain weights
+// into that layout on every call, so packing them once gives the same sums. A plain permutation
+// (gemm's choice on AVX2) would change the kernel's order of summation: declined.
+bool choose_input_layout(OnednnBackend& be, const sdk::OpCall& c, int index, ingot_tensor_desc* layout) {
+  if (index != 1 || c.n_out != 1 || c.out[0].ndim != 2 || c.in[1].ndim != 2 || be.opaque_md(c.in[1]) != nullptr)
+    return false;
+  auto m = analyse(be, c);
+  if (!m) return false;
+  MatmulCall any = *m;
+  any.b = dnnl::memory::desc(m->b.dims(), m->b.data_type(), tag::any);
+  dnnl::memory::desc packed;
+  try {
+    auto d = m->has_bias ? dnnl::matmul::desc(any.a, any.b, any.bias, any.y) : dnnl::matmul::desc(any.a, any.b, any.y);
+    packed = dnnl::matmul::primitive_desc(d, be.engine()).weights_desc();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  if (packed == m->b || packed.data.format_kind != dnnl_blocked || packed.data.format_desc.blocking.inner_nblks == 0)
+    return false;
+  MatmulCall with = *m;
+  with.b = packed;
+  auto plain = get_plan(be, c, *m), p = get_plan(be, c, with);
+  if (!plain->prim || !p->prim || p->impl != plain->impl || is_ref_impl(p->impl)) return false;
+  return set_opaque_output(be, layout, 0, packed);
+}
+
 }  // namespace
 
 const OpFamily& matmul_family() {
-  static const OpFamily f{&handles, &supports, &execute, nullptr};
+  static const OpFamily f{&handles, &supports, &execute, nullptr, &choose_input_layout};
   return f;
 }
 

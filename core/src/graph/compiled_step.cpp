@@ -12,6 +12,7 @@
 #include "ingot/graph/conv_algorithm.h"
 #include "ingot/graph/fusion.h"
 #include "ingot/graph/graph_dump.h"
+#include "ingot/graph/prepack.h"
 #include "ingot/graph/recompute.h"
 #include "ingot/runtime/logging.h"
 
@@ -74,7 +75,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   const std::string prefix = fmt::format("graph{}", stats_.graphs);
   const size_t captured_nodes = graph.nodes.size();
   if (dump) write_graph(options_.dump_dir, prefix + "-0-captured", graph);
-  int removed = 0, folded = 0, fused = 0, winograd = 0, recomputed = 0;
+  int removed = 0, folded = 0, fused = 0, winograd = 0, recomputed = 0, prepacked = 0;
   if (options_.dead_code) {
     removed = eliminate_dead_code(graph);
     if (dump) write_graph(options_.dump_dir, prefix + "-1-dead_code", graph);
@@ -90,6 +91,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   // attributes and added nodes: seen in the next dump
   if (options_.winograd) winograd = choose_conv_algorithms(graph);
   if (options_.recompute) recomputed = recompute_activations(graph);
+  if (options_.freeze_weights) prepacked = prepack_weights(graph);
   const MemoryPlan plan = plan_memory(graph, options_.plan_memory);
   if (dump) write_graph(options_.dump_dir, prefix + "-4-plan_memory", graph);
   ++stats_.graphs;
@@ -97,12 +99,14 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   stats_.fused = fused;
   stats_.winograd = winograd;
   stats_.recomputed = recomputed;
+  stats_.prepacked = prepacked;
   const std::string line = fmt::format(
-      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}, {} values recomputed for "
+      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}, {} values recomputed for "
       "backward; intermediate values {} planned in one arena (no reuse: {}, the most alive at once: {}), {} left to "
       "the caller each step",
       stats_.graphs, key_text, captured_nodes, removed, folded, fused,
-      options_.winograd ? fmt::format(", {} convolutions on Winograd kernels", winograd) : "", recomputed,
+      options_.winograd ? fmt::format(", {} convolutions on Winograd kernels", winograd) : "",
+      options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed,
       format_bytes(plan.arena_bytes),
       format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes), format_bytes(plan.escaping_bytes));
   if (message_) {

@@ -70,6 +70,23 @@ ingot_plan_cache_stats Backend::plan_cache_stats() const {
   return s;
 }
 
+bool Backend::choose_input_layout(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out,
+                                  int n_out, int index, const void* attrs, ingot_tensor_desc* layout) const {
+  if (!INGOT_COMPUTE_HAS(choose_input_layout) || !INGOT_COMPUTE_HAS(from_strided)) return false;
+  *layout = in[index];
+  ingot_status* s = compute_->choose_input_layout(compute_->self, op, in, n_in, out, n_out, index, attrs, layout);
+  if (s != nullptr)
+    throw_if_error(s, fmt::format("backend {}: choosing the layout of {} input {}", name_, op_info(op).name, index));
+  return layout->layout == INGOT_LAYOUT_OPAQUE;
+}
+
+void Backend::from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst,
+                           const ingot_exec_context& ctx) const {
+  INGOT_CHECK(INGOT_COMPUTE_HAS(from_strided), "backend {} cannot reorder into its layouts", name_);
+  ingot_status* s = compute_->from_strided(compute_->self, &src, &dst, &ctx);
+  if (s != nullptr) throw_if_error(s, fmt::format("backend {}: reorder into its layout", name_));
+}
+
 std::string Backend::impl_name(OpKind op) const {
   if (!INGOT_COMPUTE_HAS(impl_name)) return {};
   const char* n = compute_->impl_name(compute_->self, op);

@@ -26,7 +26,11 @@ int default_threads() {
 
 int num_threads() {
   const int n = g_threads.load(std::memory_order_relaxed);
-  return n >= 1 ? n : default_threads();
+  if (n >= 1) return n;
+  // read once: every op asks (through its execution context), and hardware_concurrency() reads
+  // sysfs each time
+  static const int fallback = default_threads();
+  return fallback;
 }
 
 void set_num_threads(int n) { g_threads.store(n >= 1 ? n : 0, std::memory_order_relaxed); }

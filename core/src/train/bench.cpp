@@ -293,6 +293,7 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     train_graph.emplace(compile_options, model->parameters(), model->buffers());
     setup.compiled = &*train_graph;
     if (!o.dump_graph.empty()) compile_options.dump_dir = o.dump_graph / "infer";
+    compile_options.freeze_weights = true;  // inference and latency run after training's timing, on fixed weights
     infer_graph.emplace(compile_options, std::vector<Tensor>{}, model->buffers());
   }
   graph::CompiledStep* const infer_compiled = compile ? &*infer_graph : nullptr;

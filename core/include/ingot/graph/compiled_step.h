@@ -29,6 +29,10 @@ struct CompileOptions {
   bool recompute = false;
   /// choose_conv_algorithms: Winograd where it measures faster (not eager's bits: off by default)
   bool winograd = false;
+  /// prepack_weights: the parameters are read once, at compile time, into the kernels' packed
+  /// layouts. Only where they do not change while the graph replays (prediction, inference
+  /// benchmarks); never for training or its evaluation.
+  bool freeze_weights = false;
   bool plan_memory = true;      ///< plan_memory with reuse (off: each value its own block)
   int max_graphs = 8;           ///< distinct guard keys compiled before running eager
   std::filesystem::path dump_dir;  ///< --dump-graph: the graph before and after each pass
@@ -47,6 +51,7 @@ struct CompileStats {
   int fused = 0;             ///< pairs the fusion pass fused in the latest graph
   int winograd = 0;          ///< convolutions of the latest graph given Winograd kernels
   int recomputed = 0;        ///< values of the latest graph made again for the backward pass
+  int prepacked = 0;         ///< weights of the latest graph packed at compile time
   std::string fallback;      ///< why a step ran eager (the first reason), "" when none did
 };
 

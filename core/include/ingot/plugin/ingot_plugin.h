@@ -444,6 +444,16 @@ typedef struct ingot_compute_table {
   void (*plan_cache_stats)(void* self, ingot_plan_cache_stats* stats);
   /* Implementation name of the last plan built for `op` (e.g. "brg:avx512_core"), or NULL. */
   const char* (*impl_name)(void* self, int32_t op);
+  /* Optional (ABI 2.5): the opaque layout input `index` of this call runs fastest in (a matmul's
+   * packed weights), for a tensor core packs once and reuses (a compiled graph's frozen weights):
+   * sets layout, layout_handle and nbytes of *layout (a copy of inputs[index]); leaves it strided
+   * to decline. The call must then accept inputs[index] in that layout. */
+  ingot_status* (*choose_input_layout)(void* self, int32_t op, const ingot_tensor_desc* inputs, int32_t n_in,
+                                       const ingot_tensor_desc* outputs, int32_t n_out, int32_t index,
+                                       const void* attrs, ingot_tensor_desc* layout);
+  /* Optional (ABI 2.5): reorder the strided `src` into `dst`, whose opaque layout this backend made. */
+  ingot_status* (*from_strided)(void* self, const ingot_tensor_desc* src, const ingot_tensor_desc* dst,
+                                const ingot_exec_context* ctx);
 } ingot_compute_table;
 
 /* A backend: both tables, valid for the process (core never destroys a backend). */

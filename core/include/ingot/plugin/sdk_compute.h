@@ -29,6 +29,17 @@ class ComputeImpl {
     (void)op;
     return nullptr;
   }
+  /// Return true after setting *layout's layout, layout_handle and nbytes: the layout input
+  /// `index` of `call` runs fastest in, for a tensor packed once (ABI 2.5).
+  virtual bool choose_input_layout(const OpCall& call, int index, ingot_tensor_desc* layout) {
+    (void)call, (void)index, (void)layout;
+    return false;
+  }
+  /// Reorders the strided `src` into `dst`, one of this backend's opaque layouts (ABI 2.5).
+  virtual void from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) {
+    (void)src, (void)dst, (void)ctx;
+    throw Failure(INGOT_ERR_UNSUPPORTED, "this backend has no opaque layouts");
+  }
 };
 
 namespace detail {
@@ -66,6 +77,15 @@ inline void compute_layout_release(void* self, void* handle) noexcept {
 inline void compute_plan_cache_stats(void* self, ingot_plan_cache_stats* stats) noexcept {
   quietly([&] { compute_of(self).plan_cache_stats(*stats); });
 }
+inline ingot_status* compute_choose_input_layout(void* self, int32_t op, const ingot_tensor_desc* in, int32_t n_in,
+                                                 const ingot_tensor_desc* out, int32_t n_out, int32_t index,
+                                                 const void* attrs, ingot_tensor_desc* layout) noexcept {
+  return guarded([&] { compute_of(self).choose_input_layout(OpCall{op, in, n_in, out, n_out, attrs}, index, layout); });
+}
+inline ingot_status* compute_from_strided(void* self, const ingot_tensor_desc* src, const ingot_tensor_desc* dst,
+                                          const ingot_exec_context* ctx) noexcept {
+  return guarded([&] { compute_of(self).from_strided(*src, *dst, *ctx); });
+}
 inline const char* compute_impl_name(void* self, int32_t op) noexcept {
   const char* name = nullptr;
   quietly([&] { name = compute_of(self).impl_name(op); });
@@ -88,6 +108,8 @@ inline ingot_compute_table make_compute_table(ComputeImpl* impl) {
   t.layout_release = &detail::compute_layout_release;
   t.plan_cache_stats = &detail::compute_plan_cache_stats;
   t.impl_name = &detail::compute_impl_name;
+  t.choose_input_layout = &detail::compute_choose_input_layout;
+  t.from_strided = &detail::compute_from_strided;
   return t;
 }
 

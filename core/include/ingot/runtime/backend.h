@@ -39,6 +39,12 @@ class Backend {
   void execute(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
                const void* attrs, const ingot_exec_context& ctx) const;
   void to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) const;
+  /// The opaque layout the backend runs input `index` of this call fastest in (*layout: a copy of
+  /// in[index] with the layout set); false when it has none (or predates ABI 2.5).
+  bool choose_input_layout(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
+                           int index, const void* attrs, ingot_tensor_desc* layout) const;
+  /// Reorders the strided `src` into `dst`, in one of this backend's opaque layouts.
+  void from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) const;
   void layout_release(void* handle) const;
   ingot_plan_cache_stats plan_cache_stats() const;
   /// Implementation the backend used for the last plan of `op` ("" when unknown).
