@@ -9,9 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "ingot/graph/capture.h"
+#include "ingot/graph/executable.h"
 #include "ingot/nn/loss.h"
 #include "ingot/nn/presets.h"
 #include "ingot/ops/random.h"
+#include "ingot/runtime/registry.h"
 #include "test_support.h"
 
 namespace ingot::test {
@@ -77,5 +80,45 @@ struct ResNetStep : ModelStep {
       : ModelStep([width](Generator* g, Generator*) { return nn::make_resnet({8, width, 1, 3}, g); }, 11) {}
   static std::pair<Tensor, Tensor> batch(int64_t n, uint64_t seed) { return labelled_batch({n, 1, 8, 8}, 3, seed); }
 };
+
+/// A step captured on batch 1 of `n` samples: `eager` runs it as warm-up, `replayed` is captured
+/// (so the two models' states move alike).
+template <class Step>
+graph::Graph capture_step(Step& eager, Step& replayed, int64_t n) {
+  const auto first = Step::batch(n, 1);
+  eager.step(first);
+  graph::Captured c = graph::capture([&] { return replayed.step(first); }, {first.first, first.second},
+                                     replayed.params());
+  REQUIRE(c.graph);
+  return std::move(*c.graph);
+}
+
+/// Replays `exec` for `replayed` and runs `eager`'s step on batches 2 and 3 of `n` samples;
+/// `same(got, want)` compares the losses, the gradients and the buffers (running statistics).
+template <class Step, class Same>
+void compare_replays(graph::Executable& exec, Step& eager, Step& replayed, int64_t n, const Same& same) {
+  for (uint64_t seed = 2; seed < 4; ++seed) {
+    const auto b = Step::batch(n, seed);
+    eager.zero_grad();
+    replayed.zero_grad();
+    const Tensor want = eager.step(b).front();
+    same(exec.run({b.first, b.second}, replayed.params()).front(), want);
+    for (size_t k = 0; k < eager.params().size(); ++k) same(replayed.params()[k].grad(), eager.params()[k].grad());
+    const auto be = eager.model->buffers(), br = replayed.model->buffers();
+    REQUIRE(be.size() == br.size());
+    for (size_t k = 0; k < be.size(); ++k) same(br[k], be[k]);
+  }
+}
+
+/// Runs `check` on the reference backend alone, then with every loaded backend (cpu_onednn).
+template <class Check>
+void on_each_backend_set(const std::string& what, const Check& check) {
+  const RestoreBackends restore;
+  for (const auto& backends : backend_sets(what)) {
+    BackendRegistry::instance().restrict_to(backends);
+    INFO("backends: " << (backends.empty() ? "all loaded" : backends[0]));
+    check(backends.empty());
+  }
+}
 
 }  // namespace ingot::test

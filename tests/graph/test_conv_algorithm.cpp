@@ -35,34 +35,18 @@ double relative_difference(const Tensor& a, const Tensor& b) {
 /// bit for bit when `exact`, else within `tolerance`. Returns the pass's count.
 int check(int64_t width, ConvChoice choice, bool exact, double tolerance = 0.0) {
   ResNetStep eager(width), replayed(width);
-  const auto first = ResNetStep::batch(8, 1);
-  eager.step(first);
-  Captured c = capture([&] { return replayed.step(first); }, {first.first, first.second}, replayed.params());
-  REQUIRE(c.graph);
-  Graph g = std::move(*c.graph);
+  Graph g = test::capture_step(eager, replayed, 8);
   const int chosen = choose_conv_algorithms(g, choice);
   int marked = 0;
   for (const Node& n : g.nodes) marked += allows_winograd(n) ? 1 : 0;
   CHECK(marked == chosen);
   Executable exec(std::move(g));
-  for (uint64_t seed = 2; seed < 4; ++seed) {
-    const auto b = ResNetStep::batch(8, seed);
-    eager.zero_grad();
-    replayed.zero_grad();
-    const Tensor want = eager.step(b).front();
-    const Tensor got = exec.run({b.first, b.second}, replayed.params()).front();
-    for (size_t k = 0; k < eager.params().size(); ++k) {
-      const Tensor &gr = replayed.params()[k].grad(), &ge = eager.params()[k].grad();
-      if (exact)
-        CHECK(same_bits(gr, ge));
-      else
-        CHECK(relative_difference(gr, ge) <= tolerance);
-    }
+  test::compare_replays(exec, eager, replayed, 8, [&](const Tensor& got, const Tensor& want) {
     if (exact)
       CHECK(same_bits(got, want));
     else
       CHECK(relative_difference(got, want) <= tolerance);
-  }
+  });
   return chosen;
 }
 
@@ -77,13 +61,10 @@ TEST_CASE("conv algorithm: every 3x3 stride-1 convolution may take Winograd, and
 }
 
 TEST_CASE("conv algorithm: Winograd kernels where a backend has them give eager's losses and gradients to f32 rounding") {
-  const test::RestoreBackends restore;
-  for (const auto& backends : test::backend_sets("Winograd convolutions")) {
-    BackendRegistry::instance().restrict_to(backends);
-    INFO("backends: " << (backends.empty() ? "all loaded" : backends[0]));
+  test::on_each_backend_set("Winograd convolutions", [](bool) {
     check(16, ConvChoice::Always, false, 1e-4);
     const int measured = check(16, ConvChoice::Measure, false, 1e-4);  // keeps only what was faster
     CHECK(measured >= 0);
     CHECK(measured <= 14);
-  }
+  });
 }

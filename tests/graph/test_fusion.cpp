@@ -9,7 +9,6 @@
 #include "ingot/graph/passes.h"
 #include "ingot/ops/elementwise.h"
 #include "ingot/ops/reduce.h"
-#include "ingot/runtime/registry.h"
 
 using namespace ingot;
 using namespace ingot::graph;
@@ -27,11 +26,7 @@ int count(const Graph& g, OpKind op) {
 /// Captures a ResNet-8 step, fuses it and checks the fused ops and two replays against eager.
 void check_resnet_fusion() {
   ResNetStep eager, replayed;
-  const auto first = ResNetStep::batch(8, 1);
-  eager.step(first);
-  Captured c = capture([&] { return replayed.step(first); }, {first.first, first.second}, replayed.params());
-  REQUIRE(c.graph);
-  Graph g = std::move(*c.graph);
+  Graph g = test::capture_step(eager, replayed, 8);
   const size_t before = g.nodes.size();
   const int relus = count(g, INGOT_OP_RELU), relu_bwds = count(g, INGOT_OP_RELU_BWD);
   const int fused = fuse_elementwise(g);
@@ -46,29 +41,13 @@ void check_resnet_fusion() {
   CHECK(count(g, INGOT_OP_RELU_BWD) == relu_bwds - 3);
   plan_memory(g);
   Executable exec(std::move(g));
-  for (uint64_t seed = 2; seed < 4; ++seed) {
-    const auto b = ResNetStep::batch(8, seed);
-    eager.zero_grad();
-    replayed.zero_grad();
-    const Tensor want = eager.step(b).front();
-    CHECK(same_bits(exec.run({b.first, b.second}, replayed.params()).front(), want));
-    for (size_t k = 0; k < eager.params().size(); ++k)
-      CHECK(same_bits(replayed.params()[k].grad(), eager.params()[k].grad()));
-    const auto be = eager.model->buffers(), br = replayed.model->buffers();
-    REQUIRE(be.size() == br.size());
-    for (size_t k = 0; k < be.size(); ++k) CHECK(same_bits(br[k], be[k]));  // running statistics
-  }
+  test::compare_replays(exec, eager, replayed, 8, [](const Tensor& got, const Tensor& want) { CHECK(same_bits(got, want)); });
 }
 
 }  // namespace
 
 TEST_CASE("fusion: a ResNet step's batch norm -> relu, add -> relu and add -> relu_bwd fuse, and replays give eager's bits") {
-  const test::RestoreBackends restore;
-  for (const auto& backends : test::backend_sets("fusion")) {
-    BackendRegistry::instance().restrict_to(backends);
-    INFO("backends: " << (backends.empty() ? "all loaded" : backends[0]));
-    check_resnet_fusion();
-  }
+  test::on_each_backend_set("fusion", [](bool) { check_resnet_fusion(); });
 }
 
 TEST_CASE("fusion: add -> relu fuses and keeps relu's values, and an add something else reads too stays") {

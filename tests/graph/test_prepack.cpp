@@ -8,7 +8,6 @@
 #include "ingot/graph/capture.h"
 #include "ingot/graph/executable.h"
 #include "ingot/graph/prepack.h"
-#include "ingot/runtime/registry.h"
 
 using namespace ingot;
 using namespace ingot::graph;
@@ -43,14 +42,11 @@ int check_mlp(int64_t n) {
 }  // namespace
 
 TEST_CASE("prepack: a frozen MLP forward's weights are packed once where the backend offers a layout, with eager's bits") {
-  const test::RestoreBackends restore;
-  for (const auto& backends : test::backend_sets("weight packing")) {
-    BackendRegistry::instance().restrict_to(backends);
-    INFO("backends: " << (backends.empty() ? "all loaded" : backends[0]));
+  test::on_each_backend_set("weight packing", [](bool all_loaded) {
     // cpu_onednn packs every Linear where its brgemm kernels run them (AVX-512); gemm's plain
     // layouts (AVX2) and the reference backend's keep them strided
-    const int want = backends.empty() && test::effective_isa() >= test::CpuIsa::Avx512Core ? 3 : 0;
+    const int want = all_loaded && test::effective_isa() >= test::CpuIsa::Avx512Core ? 3 : 0;
     CHECK(check_mlp(1) == want);
     CHECK(check_mlp(5) == want);
-  }
+  });
 }

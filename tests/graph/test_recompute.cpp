@@ -8,7 +8,6 @@
 #include "ingot/graph/fusion.h"
 #include "ingot/graph/passes.h"
 #include "ingot/graph/recompute.h"
-#include "ingot/runtime/registry.h"
 
 using namespace ingot;
 using namespace ingot::graph;
@@ -19,11 +18,7 @@ namespace {
 
 void check_resnet_recompute() {
   ResNetStep eager(16), replayed(16);
-  const auto first = ResNetStep::batch(8, 1);
-  eager.step(first);
-  Captured c = capture([&] { return replayed.step(first); }, {first.first, first.second}, replayed.params());
-  REQUIRE(c.graph);
-  Graph g = std::move(*c.graph);
+  Graph g = test::capture_step(eager, replayed, 8);
   fuse_elementwise(g);
   Graph held = g;
   const size_t before = g.nodes.size();
@@ -35,29 +30,14 @@ void check_resnet_recompute() {
   CHECK(with.peak_live_bytes < without.peak_live_bytes);
   CHECK(with.arena_bytes < without.arena_bytes);
   Executable exec(std::move(g));
-  for (uint64_t seed = 2; seed < 4; ++seed) {
-    const auto b = ResNetStep::batch(8, seed);
-    eager.zero_grad();
-    replayed.zero_grad();
-    const Tensor want = eager.step(b).front();
-    CHECK(same_bits(exec.run({b.first, b.second}, replayed.params()).front(), want));
-    for (size_t k = 0; k < eager.params().size(); ++k)
-      CHECK(same_bits(replayed.params()[k].grad(), eager.params()[k].grad()));
-    const auto be = eager.model->buffers(), br = replayed.model->buffers();
-    REQUIRE(be.size() == br.size());
-    for (size_t k = 0; k < be.size(); ++k) CHECK(same_bits(br[k], be[k]));  // updated once per step
-  }
+  // the running statistics among the buffers: updated once per step, not twice
+  test::compare_replays(exec, eager, replayed, 8, [](const Tensor& got, const Tensor& want) { CHECK(same_bits(got, want)); });
 }
 
 }  // namespace
 
 TEST_CASE("recompute: a ResNet step's batch norm -> relu outputs are made again for backward, in less memory, with eager's bits") {
-  const test::RestoreBackends restore;
-  for (const auto& backends : test::backend_sets("recomputation")) {
-    BackendRegistry::instance().restrict_to(backends);
-    INFO("backends: " << (backends.empty() ? "all loaded" : backends[0]));
-    check_resnet_recompute();
-  }
+  test::on_each_backend_set("recomputation", [](bool) { check_resnet_recompute(); });
 }
 
 TEST_CASE("recompute: a forward-only graph (evaluation) has nothing to recompute") {
