@@ -102,6 +102,26 @@ void OnednnBackend::from_strided(const ingot_tensor_desc& src, const ingot_tenso
              "cpu_onednn from_strided: reorder into a blocked layout");
 }
 
+bool OnednnBackend::runs_in_place(const sdk::OpCall& call, int out, int in) {
+  if (call.op < 0 || call.op >= INGOT_OP_COUNT || families_[call.op] == nullptr) return false;
+  const OpFamily* f = families_[call.op];
+  if (f->in_place == nullptr || out < 0 || out >= call.n_out || in < 0 || in >= call.n_in) return false;
+  // One layout: the same blocked desc of ours, or both dense with one shape (no staging between).
+  const ingot_tensor_desc &x = call.in[in], &y = call.out[out];
+  if (x.dtype != y.dtype || x.ndim != y.ndim || x.device_kind != INGOT_DEVICE_CPU || y.device_kind != INGOT_DEVICE_CPU)
+    return false;
+  for (int d = 0; d < x.ndim; ++d)
+    if (x.shape[d] != y.shape[d]) return false;
+  const dnnl::memory::desc *xmd = opaque_md(x), *ymd = opaque_md(y);
+  if (xmd != nullptr || ymd != nullptr) {
+    if (xmd == nullptr || ymd == nullptr || *xmd != *ymd) return false;
+  } else if (x.layout != INGOT_LAYOUT_STRIDED || y.layout != INGOT_LAYOUT_STRIDED || !sdk::is_contiguous(x) ||
+             !sdk::is_contiguous(y)) {
+    return false;
+  }
+  return supports(call) && f->in_place(*this, call, out, in);
+}
+
 void OnednnBackend::plan_cache_stats(ingot_plan_cache_stats& stats) {
   stats.entries = cache_.entries();
   stats.capacity = cache_.capacity();

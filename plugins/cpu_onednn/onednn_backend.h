@@ -30,6 +30,7 @@ class OnednnBackend final : public sdk::ComputeImpl {
   void to_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) override;
   bool choose_input_layout(const sdk::OpCall& call, int index, ingot_tensor_desc* layout) override;
   void from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) override;
+  bool runs_in_place(const sdk::OpCall& call, int out, int in) override;
   void layout_retain(void* handle) override { layouts_.retain(handle); }
   void layout_release(void* handle) override { layouts_.release(handle); }
   void plan_cache_stats(ingot_plan_cache_stats& stats) override;

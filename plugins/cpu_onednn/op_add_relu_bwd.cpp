@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "bf16.h"
 #include "desc_util.h"
@@ -45,6 +46,12 @@ void add_relu_bwd_range(const float* __restrict a, const float* __restrict b, co
   for (int64_t i = begin; i < end; ++i) out[i] = (a[i] + b[i]) * static_cast<float>(y[i] > 0.f);
 }
 
+/// In place: `io` holds one gradient and receives the result (a + b == b + a, bit for bit).
+void add_relu_bwd_range_in_place(float* __restrict io, const float* __restrict other, const float* __restrict y,
+                                 int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) io[i] = (io[i] + other[i]) * static_cast<float>(y[i] > 0.f);
+}
+
 void add_relu_bwd_range(const uint16_t* a, const uint16_t* b, const uint16_t* y, uint16_t* out, int64_t begin,
                         int64_t end) {
   for (int64_t i = begin; i < end; ++i) {
@@ -62,7 +69,14 @@ void add_relu_bwd(const T* a, const T* b, const T* y, T* out, int64_t n) {
     const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t per = (n + threads - 1) / threads / 16 * 16 + 16;  // 64-byte aligned chunks
     const int64_t begin = std::min(n, t * per), end = std::min(n, begin + per);
-    add_relu_bwd_range(a, b, y, out, begin, end);
+    bool done = false;
+    if constexpr (std::is_same_v<T, float>) {  // restrict pointers must not alias
+      if (out == a || out == b) {
+        add_relu_bwd_range_in_place(out, out == a ? b : a, y, begin, end);
+        done = true;
+      }
+    }
+    if (!done) add_relu_bwd_range(a, b, y, out, begin, end);
   }
 }
 
@@ -88,10 +102,16 @@ bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* o
   return outputs[0].dtype == c.in[0].dtype && set_opaque_output(be, outputs, 0, *md);
 }
 
+// Either gradient may be overwritten by the result: each element is read before it is written.
+bool in_place(OnednnBackend& be, const sdk::OpCall& c, int out, int in) {
+  (void)be, (void)c;
+  return out == 0 && (in == 0 || in == 1);
+}
+
 }  // namespace
 
 const OpFamily& add_relu_bwd_family() {
-  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout, nullptr, &in_place};
   return f;
 }
 

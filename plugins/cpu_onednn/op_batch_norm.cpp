@@ -239,10 +239,16 @@ bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* o
   return set_opaque_output(be, outputs, 0, run->md);
 }
 
+// oneDNN's batch normalization runs in place: src and dst forward, diff_dst and diff_src backward.
+bool in_place(OnednnBackend& be, const sdk::OpCall& c, int out, int in) {
+  (void)be, (void)c;
+  return out == 0 && in == 0;
+}
+
 }  // namespace
 
 const OpFamily& batch_norm_family() {
-  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout, nullptr, &in_place};
   return f;
 }
 

@@ -41,6 +41,15 @@ bool handles(int32_t op) { return alg_of(op).has_value(); }
 
 bool commutative(int32_t op) { return op != INGOT_OP_SUB && op != INGOT_OP_DIV; }
 
+/// a op b == b op a bit for bit (NaNs and signed zeros included).
+bool swaps_exactly(int32_t op) { return op == INGOT_OP_ADD || op == INGOT_OP_ADD_RELU || op == INGOT_OP_MUL; }
+
+/// True when the result is written over the second input (in place): it is then bound as src0.
+bool src0_is_second(const sdk::OpCall& c) {
+  return swaps_exactly(c.op) && sdk::data_ptr(c.out[0]) == sdk::data_ptr(c.in[1]) &&
+         sdk::data_ptr(c.in[0]) != sdk::data_ptr(c.in[1]);
+}
+
 /// The primitive's attributes: ADD_RELU's relu as an eltwise post-op.
 dnnl::primitive_attr attr_of(int32_t op) {
   dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
@@ -177,7 +186,8 @@ void execute(const sdk::OpCall& c, Exec& ex) {
     const size_t scratch = ex.reserve_scratchpad(*p);
     // a dense input, or a dense output, goes through a workspace buffer in the blocked layout
     const auto stage = [&](const ingot_tensor_desc& t) { return ex.stage(*be.md_of(t), sdk::data_ptr(t), *md); };
-    const Exec::Staged a = stage(c.in[0]), b = stage(c.in[1]), y = stage(c.out[0]);
+    const int first = src0_is_second(c) ? 1 : 0;
+    const Exec::Staged a = stage(c.in[first]), b = stage(c.in[1 - first]), y = stage(c.out[0]);
     ex.allocate();
     ex.bind(*p, DNNL_ARG_SRC_0, ex.staged_input(a));
     ex.bind(*p, DNNL_ARG_SRC_1, ex.staged_input(b));
@@ -193,8 +203,10 @@ void execute(const sdk::OpCall& c, Exec& ex) {
   ex.serial_if_small(sdk::numel(c.out[0]));
   size_t scratch = ex.reserve_scratchpad(*p);
   ex.allocate();
-  ex.bind(*p, DNNL_ARG_SRC_0, sdk::data_ptr(c.in[bc->swapped ? 1 : 0]));
-  ex.bind(*p, DNNL_ARG_SRC_1, sdk::data_ptr(c.in[bc->swapped ? 0 : 1]));
+  // src0 spans the output; when both do and the result goes over the second, that one
+  const int first = bc->swapped || (bc->b == bc->y && src0_is_second(c)) ? 1 : 0;
+  ex.bind(*p, DNNL_ARG_SRC_0, sdk::data_ptr(c.in[first]));
+  ex.bind(*p, DNNL_ARG_SRC_1, sdk::data_ptr(c.in[1 - first]));
   ex.bind(*p, DNNL_ARG_DST, sdk::data_ptr(c.out[0]));
   ex.run(*p, c.op, scratch);
 }
@@ -213,10 +225,24 @@ bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* o
   return md != nullptr && set_opaque_output(be, outputs, 0, *md);
 }
 
+// oneDNN's binary writes dst over src0; the second input of ADD, ADD_RELU or MUL is bound as src0
+// when the result goes over it (a + b and b + a round alike). Not ADD_RELU in a padded blocked
+// layout (channels not a multiple of the block): oneDNN 2.6's kernel with the relu post-op then
+// gives wrong values in place (tests/plugins/test_cpu_onednn_in_place.cpp).
+bool in_place(OnednnBackend& be, const sdk::OpCall& c, int out, int in) {
+  if (out != 0 || (in != 0 && !(in == 1 && swaps_exactly(c.op)))) return false;
+  if (c.op != INGOT_OP_ADD_RELU) return true;
+  const dnnl::memory::desc* md = be.opaque_md(c.out[0]);
+  if (md == nullptr) return true;
+  for (int d = 0; d < md->data.ndims; ++d)
+    if (md->data.padded_dims[d] != md->data.dims[d]) return false;
+  return true;
+}
+
 }  // namespace
 
 const OpFamily& binary_family() {
-  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout, nullptr, &in_place};
   return f;
 }
 

@@ -151,10 +151,16 @@ bool choose_layout(OnednnBackend& be, const sdk::OpCall& c, ingot_tensor_desc* o
   return set_opaque_output(be, outputs, 0, *md);
 }
 
+// oneDNN's eltwise forward runs with src and dst in one buffer.
+bool in_place(OnednnBackend& be, const sdk::OpCall& c, int out, int in) {
+  (void)be, (void)c;
+  return out == 0 && in == 0;
+}
+
 }  // namespace
 
 const OpFamily& eltwise_family() {
-  static const OpFamily f{&handles, &supports, &execute, &choose_layout};
+  static const OpFamily f{&handles, &supports, &execute, &choose_layout, nullptr, &in_place};
   return f;
 }
 

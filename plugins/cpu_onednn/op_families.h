@@ -18,6 +18,9 @@ struct OpFamily {
   /// Optional: the blocked layout input `index` runs fastest in, for a tensor packed once.
   bool (*choose_input_layout)(OnednnBackend& be, const sdk::OpCall& call, int index, ingot_tensor_desc* layout) =
       nullptr;
+  /// Optional: true if output `out` may be written over input `in` (the backend has checked that
+  /// both have one layout): the kernel reads each element before it writes it.
+  bool (*in_place)(OnednnBackend& be, const sdk::OpCall& call, int out, int in) = nullptr;
 };
 
 const OpFamily& matmul_family();

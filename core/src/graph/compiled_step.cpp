@@ -12,6 +12,7 @@
 #include "ingot/graph/conv_algorithm.h"
 #include "ingot/graph/fusion.h"
 #include "ingot/graph/graph_dump.h"
+#include "ingot/graph/in_place.h"
 #include "ingot/graph/prepack.h"
 #include "ingot/graph/recompute.h"
 #include "ingot/runtime/logging.h"
@@ -75,7 +76,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   const std::string prefix = fmt::format("graph{}", stats_.graphs);
   const size_t captured_nodes = graph.nodes.size();
   if (dump) write_graph(options_.dump_dir, prefix + "-0-captured", graph);
-  int removed = 0, folded = 0, fused = 0, winograd = 0, recomputed = 0, prepacked = 0;
+  int removed = 0, folded = 0, fused = 0, winograd = 0, recomputed = 0, prepacked = 0, in_place = 0;
   if (options_.dead_code) {
     removed = eliminate_dead_code(graph);
     if (dump) write_graph(options_.dump_dir, prefix + "-1-dead_code", graph);
@@ -92,6 +93,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   if (options_.winograd) winograd = choose_conv_algorithms(graph);
   if (options_.recompute) recomputed = recompute_activations(graph);
   if (options_.freeze_weights) prepacked = prepack_weights(graph);
+  if (options_.in_place && options_.plan_memory) in_place = share_in_place(graph);
   const MemoryPlan plan = plan_memory(graph, options_.plan_memory);
   if (dump) write_graph(options_.dump_dir, prefix + "-4-plan_memory", graph);
   ++stats_.graphs;
@@ -100,13 +102,14 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   stats_.winograd = winograd;
   stats_.recomputed = recomputed;
   stats_.prepacked = prepacked;
+  stats_.in_place = in_place;
   const std::string line = fmt::format(
       "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}, {} values recomputed for "
-      "backward; intermediate values {} planned in one arena (no reuse: {}, the most alive at once: {}), {} left to "
-      "the caller each step",
+      "backward, {} written in place; intermediate values {} planned in one arena (no reuse: {}, the most alive at "
+      "once: {}), {} left to the caller each step",
       stats_.graphs, key_text, captured_nodes, removed, folded, fused,
       options_.winograd ? fmt::format(", {} convolutions on Winograd kernels", winograd) : "",
-      options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed,
+      options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed, in_place,
       format_bytes(plan.arena_bytes),
       format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes), format_bytes(plan.escaping_bytes));
   if (message_) {

@@ -24,6 +24,7 @@ std::string value_line(const Graph& g, size_t v) {
   if (val.escapes) s += " escapes";
   if (val.written) s += " written";
   if (val.arena_offset >= 0) s += fmt::format(" arena@{}", val.arena_offset);
+  if (val.shares >= 0) s += fmt::format(" (in place of %{})", val.shares);
   return s;
 }
 

@@ -177,14 +177,28 @@ MemoryPlan plan_memory(Graph& g, bool reuse) {
     for (const TensorRef& r : n.inputs) touch(r);
     for (const TensorRef& r : n.outputs) touch(r);
   }
-  std::vector<int> planned;
+  std::vector<int> planned, members;
+  // A value made in place of another joins its block: the block's root lives for all of them.
+  auto root_of = [&](int v) {
+    while (reuse && g.values[v].shares >= 0) v = g.values[v].shares;
+    return v;
+  };
   for (size_t v = 0; v < g.values.size(); ++v) {
     Value& val = g.values[v];
     val.arena_offset = -1;
     if (val.kind == ValueKind::Internal && val.escapes) plan.escaping_bytes += val.nbytes;
-    if (is_internal(val) && first[v] != none) planned.push_back(static_cast<int>(v));
+    if (is_internal(val) && first[v] != none) members.push_back(static_cast<int>(v));
   }
-  for (int v : planned) plan.unplanned_bytes += aligned(g.values[v].nbytes);
+  for (int v : members) {
+    plan.unplanned_bytes += aligned(g.values[v].nbytes);
+    const int r = root_of(v);
+    if (r == v) {
+      planned.push_back(v);
+      continue;
+    }
+    first[r] = std::min(first[r], first[v]);
+    last[r] = std::max(last[r], last[v]);
+  }
   // The most bytes alive at once: a sweep over the nodes.
   std::vector<int64_t> delta(g.nodes.size() + 1, 0);
   for (int v : planned) {
@@ -194,6 +208,9 @@ MemoryPlan plan_memory(Graph& g, bool reuse) {
   int64_t live = 0;
   for (int64_t d : delta) plan.peak_live_bytes = std::max(plan.peak_live_bytes, static_cast<size_t>(live += d));
 
+  const auto place_members = [&] {
+    for (int v : members) g.values[v].arena_offset = g.values[root_of(v)].arena_offset;
+  };
   if (!reuse) {
     size_t at = 0;
     for (int v : planned) {
@@ -216,6 +233,7 @@ MemoryPlan plan_memory(Graph& g, bool reuse) {
   const bool use_lifo = static_cast<double>(lifo_bytes) <= 1.05 * static_cast<double>(packed_bytes);
   const std::vector<int64_t>& chosen = use_lifo ? lifo : packed;
   for (size_t i = 0; i < planned.size(); ++i) g.values[planned[i]].arena_offset = chosen[i];
+  place_members();
   plan.arena_bytes = use_lifo ? lifo_bytes : packed_bytes;
   return plan;
 }

@@ -87,6 +87,13 @@ void Backend::from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc
   if (s != nullptr) throw_if_error(s, fmt::format("backend {}: reorder into its layout", name_));
 }
 
+bool Backend::runs_in_place(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
+                            int out_index, int in_index, const void* attrs) const {
+  if (!INGOT_COMPUTE_HAS(runs_in_place)) return false;
+  return compute_->runs_in_place(compute_->self, static_cast<int32_t>(op), in, n_in, out, n_out, out_index, in_index,
+                                 attrs) != 0;
+}
+
 std::string Backend::impl_name(OpKind op) const {
   if (!INGOT_COMPUTE_HAS(impl_name)) return {};
   const char* n = compute_->impl_name(compute_->self, op);

@@ -87,6 +87,7 @@ LoopParts::~LoopParts() {
   r.set("replayed", s.replayed).set("captured", s.captured).set("eager", s.eager).set("graphs", s.graphs);
   r.set("planned_bytes", static_cast<int64_t>(s.planned_bytes)).set("fused", static_cast<int64_t>(s.fused));
   r.set("winograd", static_cast<int64_t>(s.winograd)).set("recomputed", static_cast<int64_t>(s.recomputed));
+  r.set("in_place", static_cast<int64_t>(s.in_place));
   if (!s.fallback.empty()) r.set("fallback", s.fallback);
   if (!ctx.stage.empty()) r.set("stage", ctx.stage);
   ctx.metrics->log(r);

@@ -62,7 +62,7 @@ config::Schema train_schema() {
 namespace {
 
 /// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, recompute, winograd, plan_memory,
-/// max_graphs, dump_graph}`.
+/// in_place, max_graphs, dump_graph}`.
 CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   CompileConfig c;
   const auto where = [&](const YAML::Node& n) { return fmt::format("{}:{}: train.compile", file, n.Mark().line + 1); };
@@ -79,7 +79,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   }
   if (!node.IsMap())
     throw ConfigError(fmt::format("{}: expected true, false or a section of enabled, dead_code, fold_constants, "
-                                  "fuse, recompute, winograd, plan_memory, max_graphs",
+                                  "fuse, recompute, winograd, plan_memory, in_place, max_graphs",
                                   where(node)));
   c.enabled = true;
   for (const auto& kv : node) {
@@ -99,6 +99,8 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.recompute = flag(v, key);
     } else if (key == "plan_memory") {
       c.options.plan_memory = flag(v, key);
+    } else if (key == "in_place") {
+      c.options.in_place = flag(v, key);
     } else if (key == "dump_graph") {
       if (!v.IsScalar() || v.Scalar().empty())
         throw ConfigError(fmt::format("{}.dump_graph: expected a folder", where(v)));
@@ -111,7 +113,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.max_graphs = static_cast<int>(n);
     } else {
       throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, fuse, "
-                                    "recompute, winograd, plan_memory, max_graphs, dump_graph)",
+                                    "recompute, winograd, plan_memory, in_place, max_graphs, dump_graph)",
                                     where(kv.first), key));
     }
   }
@@ -204,6 +206,7 @@ YAML::Node train_config_yaml(const TrainConfig& c) {
     cc["recompute"] = c.compile.options.recompute;
     cc["winograd"] = c.compile.options.winograd;
     cc["plan_memory"] = c.compile.options.plan_memory;
+    cc["in_place"] = c.compile.options.in_place;
     cc["max_graphs"] = c.compile.options.max_graphs;
     if (!c.compile.options.dump_dir.empty()) cc["dump_graph"] = c.compile.options.dump_dir.string();
     n["compile"] = cc;

@@ -34,6 +34,8 @@ struct CompileOptions {
   /// benchmarks); never for training or its evaluation.
   bool freeze_weights = false;
   bool plan_memory = true;      ///< plan_memory with reuse (off: each value its own block)
+  /// share_in_place before plan_memory (with reuse): outputs written over inputs they replace
+  bool in_place = true;
   int max_graphs = 8;           ///< distinct guard keys compiled before running eager
   std::filesystem::path dump_dir;  ///< --dump-graph: the graph before and after each pass
 };
@@ -52,6 +54,7 @@ struct CompileStats {
   int winograd = 0;          ///< convolutions of the latest graph given Winograd kernels
   int recomputed = 0;        ///< values of the latest graph made again for the backward pass
   int prepacked = 0;         ///< weights of the latest graph packed at compile time
+  int in_place = 0;          ///< outputs of the latest graph written over an input's block
   std::string fallback;      ///< why a step ran eager (the first reason), "" when none did
 };
 

@@ -44,6 +44,9 @@ struct Value {
   bool escapes = false;
   bool written = false;         ///< some node writes it in place
   int64_t arena_offset = -1;    ///< Internal, not escaping: its place in the arena (plan_memory)
+  /// Internal: made over this value's block by the node that reads it last (share_in_place);
+  /// plan_memory gives both one block. -1: a block of its own.
+  int shares = -1;
 };
 
 /// A tensor as a node sees it: a view (shape, strides, offset, dtype, layout) of a value.

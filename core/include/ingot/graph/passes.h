@@ -31,7 +31,9 @@ struct MemoryPlan {
 /// (64-byte aligned). Two plans are made: in node order, each value in the smallest free block it
 /// fits, the most recently freed first (what a caching allocator would do: the block is still in
 /// cache), and largest first at the lowest free offset (the tightest packing); the first is kept
-/// unless it needs over 5% more. `reuse` false: each value its own place (the pass switched off).
+/// unless it needs over 5% more. A value that shares another's block (Value::shares, set by
+/// share_in_place) is planned with it as one block living from the first's making to the last's
+/// use. `reuse` false: each value its own place (the pass switched off; sharing ignored).
 MemoryPlan plan_memory(Graph& graph, bool reuse = true);
 
 /// "1.5 MiB".

@@ -234,7 +234,7 @@ INGOT_ABI_OFFSET(ingot_device_table, stream_destroy, 168);
 INGOT_ABI_OFFSET(ingot_device_table, stream_wait_event, 176);
 INGOT_ABI_OFFSET(ingot_device_table, memory_info, 184);
 
-static_assert(sizeof(ingot_compute_table) == 96, "ABI layout of ingot_compute_table changed");
+static_assert(sizeof(ingot_compute_table) == 104, "ABI layout of ingot_compute_table changed");
 INGOT_ABI_OFFSET(ingot_compute_table, struct_size, 0);
 INGOT_ABI_OFFSET(ingot_compute_table, abi_minor, 4);
 INGOT_ABI_OFFSET(ingot_compute_table, self, 8);
@@ -248,6 +248,7 @@ INGOT_ABI_OFFSET(ingot_compute_table, plan_cache_stats, 64);
 INGOT_ABI_OFFSET(ingot_compute_table, impl_name, 72);
 INGOT_ABI_OFFSET(ingot_compute_table, choose_input_layout, 80);  // ABI 2.5
 INGOT_ABI_OFFSET(ingot_compute_table, from_strided, 88);         // ABI 2.5
+INGOT_ABI_OFFSET(ingot_compute_table, runs_in_place, 96);        // ABI 2.6
 
 static_assert(sizeof(ingot_backend) == 40, "ABI layout of ingot_backend changed");
 INGOT_ABI_OFFSET(ingot_backend, struct_size, 0);

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 5
+#define INGOT_ABI_MINOR 6
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -454,6 +454,12 @@ typedef struct ingot_compute_table {
   /* Optional (ABI 2.5): reorder the strided `src` into `dst`, whose opaque layout this backend made. */
   ingot_status* (*from_strided)(void* self, const ingot_tensor_desc* src, const ingot_tensor_desc* dst,
                                 const ingot_exec_context* ctx);
+  /* Optional (ABI 2.6): 1 if this call computes the same result when outputs[out_index] is
+   * written over inputs[in_index]: the same memory, the same bytes and layout (a compiled graph's
+   * memory plan then gives both one block when the input is read last by this call). */
+  int (*runs_in_place)(void* self, int32_t op, const ingot_tensor_desc* inputs, int32_t n_in,
+                       const ingot_tensor_desc* outputs, int32_t n_out, int32_t out_index, int32_t in_index,
+                       const void* attrs);
 } ingot_compute_table;
 
 /* A backend: both tables, valid for the process (core never destroys a backend). */

@@ -40,6 +40,12 @@ class ComputeImpl {
     (void)src, (void)dst, (void)ctx;
     throw Failure(INGOT_ERR_UNSUPPORTED, "this backend has no opaque layouts");
   }
+  /// True if the call gives the same result with outputs[out] written over inputs[in] (one block
+  /// of memory, the same bytes and layout) (ABI 2.6).
+  virtual bool runs_in_place(const OpCall& call, int out, int in) {
+    (void)call, (void)out, (void)in;
+    return false;
+  }
 };
 
 namespace detail {
@@ -86,6 +92,15 @@ inline ingot_status* compute_from_strided(void* self, const ingot_tensor_desc* s
                                           const ingot_exec_context* ctx) noexcept {
   return guarded([&] { compute_of(self).from_strided(*src, *dst, *ctx); });
 }
+inline int compute_runs_in_place(void* self, int32_t op, const ingot_tensor_desc* in, int32_t n_in,
+                                 const ingot_tensor_desc* out, int32_t n_out, int32_t out_index, int32_t in_index,
+                                 const void* attrs) noexcept {
+  try {
+    return compute_of(self).runs_in_place(OpCall{op, in, n_in, out, n_out, attrs}, out_index, in_index) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 inline const char* compute_impl_name(void* self, int32_t op) noexcept {
   const char* name = nullptr;
   quietly([&] { name = compute_of(self).impl_name(op); });
@@ -110,6 +125,7 @@ inline ingot_compute_table make_compute_table(ComputeImpl* impl) {
   t.impl_name = &detail::compute_impl_name;
   t.choose_input_layout = &detail::compute_choose_input_layout;
   t.from_strided = &detail::compute_from_strided;
+  t.runs_in_place = &detail::compute_runs_in_place;
   return t;
 }
 

@@ -45,6 +45,10 @@ class Backend {
                            int index, const void* attrs, ingot_tensor_desc* layout) const;
   /// Reorders the strided `src` into `dst`, in one of this backend's opaque layouts.
   void from_strided(const ingot_tensor_desc& src, const ingot_tensor_desc& dst, const ingot_exec_context& ctx) const;
+  /// True when the backend computes this call correctly with out[out_index] written over
+  /// in[in_index] (false when it says no, or predates ABI 2.6).
+  bool runs_in_place(OpKind op, const ingot_tensor_desc* in, int n_in, const ingot_tensor_desc* out, int n_out,
+                     int out_index, int in_index, const void* attrs) const;
   void layout_release(void* handle) const;
   ingot_plan_cache_stats plan_cache_stats() const;
   /// Implementation the backend used for the last plan of `op` ("" when unknown).
