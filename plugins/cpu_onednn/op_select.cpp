@@ -75,6 +75,30 @@ void compare(const sdk::OpCall& c, Cmp cmp) {
   for (int64_t i = 0; i < n; ++i) out[i] = cmp(value(a, i), value(b, i));
 }
 
+/// One loop per combination of broadcast operands, so that none tests it per element and the
+/// compiler vectorizes the select (dropout's backward: a dense mask and gradient, a scalar zero).
+template <class T, bool CondScalar, bool AScalar, bool BScalar>
+void where_loop(const uint8_t* cond, const T* a, const T* b, T* out, int64_t n) {
+#pragma omp parallel for if (parallel(n))
+  for (int64_t i = 0; i < n; ++i) {
+    const bool pick_a = cond[CondScalar ? 0 : i] != 0;
+    const T x = a[AScalar ? 0 : i], y = b[BScalar ? 0 : i];
+    out[i] = pick_a ? x : y;
+  }
+}
+
+template <class T, bool CondScalar, bool AScalar>
+void where_b(const uint8_t* cond, const T* a, const T* b, T* out, int64_t n, bool b_scalar) {
+  if (b_scalar) return where_loop<T, CondScalar, AScalar, true>(cond, a, b, out, n);
+  where_loop<T, CondScalar, AScalar, false>(cond, a, b, out, n);
+}
+
+template <class T, bool CondScalar>
+void where_a(const uint8_t* cond, const T* a, const T* b, T* out, int64_t n, bool a_scalar, bool b_scalar) {
+  if (a_scalar) return where_b<T, CondScalar, true>(cond, a, b, out, n, b_scalar);
+  where_b<T, CondScalar, false>(cond, a, b, out, n, b_scalar);
+}
+
 template <class T>
 void where(const sdk::OpCall& c) {
   const int64_t n = sdk::numel(c.out[0]);
@@ -82,8 +106,8 @@ void where(const sdk::OpCall& c) {
   const Operand<uint8_t> cond = operand<uint8_t>(c.in[0]);
   const Operand<T> a = operand<T>(c.in[1]), b = operand<T>(c.in[2]);
   T* out = sdk::data_ptr<T>(c.out[0]);
-#pragma omp parallel for if (parallel(n))
-  for (int64_t i = 0; i < n; ++i) out[i] = cond[i] != 0 ? a[i] : b[i];
+  if (cond.scalar) return where_a<T, true>(cond.p, a.p, b.p, out, n, a.scalar, b.scalar);
+  where_a<T, false>(cond.p, a.p, b.p, out, n, a.scalar, b.scalar);
 }
 
 template <class T>
