@@ -13,6 +13,7 @@
 #include "ingot/graph/fusion.h"
 #include "ingot/graph/graph_dump.h"
 #include "ingot/graph/in_place.h"
+#include "ingot/graph/pool_grad.h"
 #include "ingot/graph/prepack.h"
 #include "ingot/graph/recompute.h"
 #include "ingot/runtime/logging.h"
@@ -76,7 +77,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   const std::string prefix = fmt::format("graph{}", stats_.graphs);
   const size_t captured_nodes = graph.nodes.size();
   if (dump) write_graph(options_.dump_dir, prefix + "-0-captured", graph);
-  int removed = 0, folded = 0, fused = 0, winograd = 0, recomputed = 0, prepacked = 0, in_place = 0;
+  int removed = 0, folded = 0, fused = 0, pool_grads = 0, winograd = 0, recomputed = 0, prepacked = 0, in_place = 0;
   if (options_.dead_code) {
     removed = eliminate_dead_code(graph);
     if (dump) write_graph(options_.dump_dir, prefix + "-1-dead_code", graph);
@@ -90,6 +91,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
     if (dump) write_graph(options_.dump_dir, prefix + "-3-fuse", graph);
   }
   // attributes and added nodes: seen in the next dump
+  if (options_.pool_grads) pool_grads = move_relu_grads_before_pools(graph);
   if (options_.winograd) winograd = choose_conv_algorithms(graph);
   if (options_.recompute) recomputed = recompute_activations(graph);
   if (options_.freeze_weights) prepacked = prepack_weights(graph);
@@ -104,10 +106,11 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   stats_.prepacked = prepacked;
   stats_.in_place = in_place;
   const std::string line = fmt::format(
-      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}, {} values recomputed for "
+      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}{}, {} values recomputed for "
       "backward, {} written in place; intermediate values {} planned in one arena (no reuse: {}, the most alive at "
       "once: {}), {} left to the caller each step",
       stats_.graphs, key_text, captured_nodes, removed, folded, fused,
+      pool_grads > 0 ? fmt::format(", {} relu gradients taken before max pooling's", pool_grads) : "",
       options_.winograd ? fmt::format(", {} convolutions on Winograd kernels", winograd) : "",
       options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed, in_place,
       format_bytes(plan.arena_bytes),

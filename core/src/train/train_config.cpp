@@ -61,7 +61,7 @@ config::Schema train_schema() {
 
 namespace {
 
-/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, recompute, winograd, plan_memory,
+/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, pool_grads, recompute, winograd, plan_memory,
 /// in_place, max_graphs, dump_graph}`.
 CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   CompileConfig c;
@@ -79,7 +79,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   }
   if (!node.IsMap())
     throw ConfigError(fmt::format("{}: expected true, false or a section of enabled, dead_code, fold_constants, "
-                                  "fuse, recompute, winograd, plan_memory, in_place, max_graphs",
+                                  "fuse, pool_grads, recompute, winograd, plan_memory, in_place, max_graphs",
                                   where(node)));
   c.enabled = true;
   for (const auto& kv : node) {
@@ -93,6 +93,8 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.fold = flag(v, key);
     } else if (key == "fuse") {
       c.options.fuse = flag(v, key);
+    } else if (key == "pool_grads") {
+      c.options.pool_grads = flag(v, key);
     } else if (key == "winograd") {
       c.options.winograd = flag(v, key);
     } else if (key == "recompute") {
@@ -113,7 +115,7 @@ CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
       c.options.max_graphs = static_cast<int>(n);
     } else {
       throw ConfigError(fmt::format("{}: unknown key '{}' (expected enabled, dead_code, fold_constants, fuse, "
-                                    "recompute, winograd, plan_memory, in_place, max_graphs, dump_graph)",
+                                    "pool_grads, recompute, winograd, plan_memory, in_place, max_graphs, dump_graph)",
                                     where(kv.first), key));
     }
   }
@@ -203,6 +205,7 @@ YAML::Node train_config_yaml(const TrainConfig& c) {
     cc["dead_code"] = c.compile.options.dead_code;
     cc["fold_constants"] = c.compile.options.fold;
     cc["fuse"] = c.compile.options.fuse;
+    cc["pool_grads"] = c.compile.options.pool_grads;
     cc["recompute"] = c.compile.options.recompute;
     cc["winograd"] = c.compile.options.winograd;
     cc["plan_memory"] = c.compile.options.plan_memory;

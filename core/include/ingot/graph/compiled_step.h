@@ -25,6 +25,7 @@ struct CompileOptions {
   bool dead_code = true;        ///< eliminate_dead_code
   bool fold = true;             ///< fold_constants
   bool fuse = true;             ///< fuse_elementwise
+  bool pool_grads = true;       ///< move_relu_grads_before_pools
   /// recompute_activations (after fuse: it recomputes fused nodes): less memory, a few % slower
   bool recompute = false;
   /// choose_conv_algorithms: Winograd where it measures faster (not eager's bits: off by default)

@@ -1,0 +1,147 @@
+// The pooled-gradient pass: relu_bwd moved before max_pool2d_bwd where the windows do not overlap.
+#include "ingot/graph/pool_grad.h"
+
+#include <cstring>
+
+#include "ingot/runtime/backend.h"
+
+namespace ingot::graph {
+
+namespace {
+
+/// How many times each value is read (by nodes, by an in-place write, or from outside the step).
+std::vector<int> reads(const Graph& g) {
+  std::vector<int> n(g.values.size(), 0);
+  for (const Node& node : g.nodes) {
+    for (const TensorRef& r : node.inputs)
+      if (r.defined()) ++n[r.value];
+    if (node.in_place)
+      for (const TensorRef& r : node.outputs) ++n[r.value];
+  }
+  for (const TensorRef& r : g.results)
+    if (r.defined()) ++n[r.value];
+  for (const auto& [k, r] : g.grads) ++n[r.value];
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const Value& val = g.values[v];
+    if (val.kind != ValueKind::Internal || val.escapes || val.written) ++n[v];
+  }
+  return n;
+}
+
+bool plain(const Node& n) { return !n.reorder && !n.in_place && !n.rng && n.backend != nullptr; }
+
+/// Windows that never share an input position.
+bool disjoint_windows(const Node& pool) {
+  if (pool.attrs.size() < sizeof(ingot_attr_pool2d)) return false;
+  ingot_attr_pool2d a;
+  std::memcpy(&a, pool.attrs.data(), sizeof a);
+  return a.stride[0] >= a.kernel[0] && a.stride[1] >= a.kernel[1];
+}
+
+/// Same dtype, shape, strides and layout (the data may live elsewhere).
+bool same_layout(const ingot_tensor_desc& a, const ingot_tensor_desc& b) {
+  if (a.dtype != b.dtype || a.ndim != b.ndim || a.layout != b.layout || a.layout_handle != b.layout_handle) return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (a.shape[d] != b.shape[d] || a.strides[d] != b.strides[d]) return false;
+  return true;
+}
+
+bool contiguous(const ingot_tensor_desc& d) {
+  int64_t expected = 1;
+  for (int i = d.ndim - 1; i >= 0; --i) {
+    if (d.shape[i] != 1 && d.strides[i] != expected) return false;
+    expected *= d.shape[i];
+  }
+  return true;
+}
+
+bool backend_runs(const Node& n) {
+  std::vector<ingot_tensor_desc> in, out;
+  for (const TensorRef& r : n.inputs) in.push_back(r.desc);
+  for (const TensorRef& r : n.outputs) out.push_back(r.desc);
+  return n.backend->supports(n.op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()),
+                             n.attrs.empty() ? nullptr : n.attrs.data());
+}
+
+}  // namespace
+
+int move_relu_grads_before_pools(Graph& g) {
+  const std::vector<int> n_reads = reads(g);
+  std::vector<int> maker(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const TensorRef& r : g.nodes[i].outputs)
+      if (maker[r.value] < 0) maker[r.value] = static_cast<int>(i);
+  std::vector<char> removed(g.nodes.size(), 0);
+  std::vector<std::pair<size_t, Node>> inserted;  // (before node, node)
+  int moved = 0;
+  for (size_t j = 0; j < g.nodes.size(); ++j) {
+    const Node& relu = g.nodes[j];
+    if (!plain(relu) || relu.op != INGOT_OP_RELU_BWD || relu.inputs.size() != 2) continue;
+    const TensorRef &dy = relu.inputs[0], &y = relu.inputs[1];
+    const int b_at = maker[dy.value];
+    if (b_at < 0 || n_reads[dy.value] != 1 || dy.desc.byte_offset != 0) continue;
+    const Node& bwd = g.nodes[static_cast<size_t>(b_at)];
+    if (!plain(bwd) || bwd.op != INGOT_OP_MAX_POOL2D_BWD || bwd.backend != relu.backend || bwd.inputs.size() != 3 ||
+        bwd.outputs[0].value != dy.value || bwd.inputs[1].value != y.value || !disjoint_windows(bwd))
+      continue;
+    const int f_at = maker[bwd.inputs[2].value];
+    if (f_at < 0) continue;
+    const Node& pool = g.nodes[static_cast<size_t>(f_at)];
+    if (pool.op != INGOT_OP_MAX_POOL2D || pool.outputs.size() != 2 || pool.inputs[0].value != y.value ||
+        pool.outputs[1].value != bwd.inputs[2].value)
+      continue;
+    const TensorRef& grad = bwd.inputs[0];
+    // the pooled output, or a copy of it (a reorder to strided) in the gradient's layout
+    TensorRef pooled = pool.outputs[0];
+    for (const Node& n : g.nodes)
+      if (n.reorder && n.inputs[0].value == pooled.value && same_layout(n.outputs[0].desc, grad.desc)) {
+        pooled = n.outputs[0];
+        break;
+      }
+    // relu_bwd(g, p) into a new value shaped like g, from its first byte
+    Node masked;
+    masked.op = INGOT_OP_RELU_BWD;
+    masked.backend = relu.backend;
+    masked.attrs = relu.attrs;
+    TensorRef out = grad;
+    out.desc.byte_offset = 0;
+    if (out.desc.layout == INGOT_LAYOUT_STRIDED) {
+      if (!contiguous(out.desc)) continue;
+      int64_t numel = 1;
+      for (int d = 0; d < out.desc.ndim; ++d) numel *= out.desc.shape[d];
+      out.desc.nbytes = numel * static_cast<int64_t>(dtype_size(static_cast<DType>(out.desc.dtype)));
+    } else if (grad.desc.byte_offset != 0) {
+      continue;
+    }
+    Value v;
+    v.kind = ValueKind::Internal;
+    v.nbytes = static_cast<size_t>(out.desc.nbytes);
+    v.device = g.values[grad.value].device;
+    out.value = static_cast<int>(g.values.size());
+    masked.inputs = {grad, pooled};
+    masked.outputs = {out};
+    // max_pool2d_bwd(relu_bwd(g, p), y, ws) into what relu_bwd wrote
+    Node spread = bwd;
+    spread.inputs[0] = out;
+    spread.outputs = relu.outputs;
+    g.values.push_back(v);
+    if (!backend_runs(masked) || !backend_runs(spread)) {
+      g.values.pop_back();
+      continue;
+    }
+    inserted.emplace_back(static_cast<size_t>(b_at), std::move(masked));
+    g.nodes[static_cast<size_t>(b_at)] = std::move(spread);
+    removed[j] = 1;
+    ++moved;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (auto& [at, n] : inserted)
+      if (at == i) kept.push_back(std::move(n));
+    if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+  return moved;
+}
+
+}  // namespace ingot::graph
