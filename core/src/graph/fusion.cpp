@@ -3,31 +3,11 @@
 
 #include <cstring>
 
-#include "ingot/runtime/backend.h"
+#include "ingot/graph/pass_util.h"
 
 namespace ingot::graph {
 
 namespace {
-
-/// How many times each value is read: by nodes (an in-place write counts: it reads first), and
-/// once more when something outside the step sees it.
-std::vector<int> reads(const Graph& g) {
-  std::vector<int> n(g.values.size(), 0);
-  for (const Node& node : g.nodes) {
-    for (const TensorRef& r : node.inputs)
-      if (r.defined()) ++n[r.value];
-    if (node.in_place)
-      for (const TensorRef& r : node.outputs) ++n[r.value];
-  }
-  for (const TensorRef& r : g.results)
-    if (r.defined()) ++n[r.value];
-  for (const auto& [k, r] : g.grads) ++n[r.value];
-  for (size_t v = 0; v < g.values.size(); ++v) {
-    const Value& val = g.values[v];
-    if (val.kind != ValueKind::Internal || val.escapes || val.written) ++n[v];
-  }
-  return n;
-}
 
 bool same_view(const TensorRef& a, const TensorRef& b) {
   const ingot_tensor_desc &x = a.desc, &y = b.desc;
@@ -46,16 +26,6 @@ bool same_shape(const ingot_tensor_desc& a, const ingot_tensor_desc& b) {
   return true;
 }
 
-bool plain(const Node& n) { return !n.reorder && !n.in_place && !n.rng && n.backend != nullptr; }
-
-bool backend_runs(const Node& n) {
-  std::vector<ingot_tensor_desc> in, out;
-  for (const TensorRef& r : n.inputs) in.push_back(r.desc);
-  for (const TensorRef& r : n.outputs) out.push_back(r.desc);
-  return n.backend->supports(n.op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()),
-                             n.attrs.empty() ? nullptr : n.attrs.data());
-}
-
 /// Whether a node strictly between `from` and `to` writes one of `values` in place.
 bool written_between(const Graph& g, size_t from, size_t to, std::initializer_list<int> values) {
   for (size_t k = from + 1; k < to; ++k) {
@@ -70,12 +40,12 @@ bool written_between(const Graph& g, size_t from, size_t to, std::initializer_li
 }  // namespace
 
 int fuse_elementwise(Graph& g) {
-  const std::vector<int> n_reads = reads(g);
+  const std::vector<int> n_reads = read_counts(g);
   std::vector<char> removed(g.nodes.size(), 0);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& a = g.nodes[i];
-    if (removed[i] || !plain(a) || (a.op != INGOT_OP_BATCH_NORM && a.op != INGOT_OP_ADD)) continue;
+    if (removed[i] || !plain_call(a) || (a.op != INGOT_OP_BATCH_NORM && a.op != INGOT_OP_ADD)) continue;
     const TensorRef& mid = a.outputs[0];
     if (n_reads[mid.value] != 1) continue;
     size_t j = i + 1;
@@ -87,7 +57,7 @@ int fuse_elementwise(Graph& g) {
     while (j < g.nodes.size() && (removed[j] || !reads_mid(g.nodes[j]))) ++j;
     if (j == g.nodes.size()) continue;
     const Node& b = g.nodes[j];
-    if (!plain(b) || b.backend != a.backend) continue;
+    if (!plain_call(b) || b.backend != a.backend) continue;
     Node f;
     f.backend = a.backend;
     size_t at = i;  // where the fused node goes; the other one goes away

@@ -3,32 +3,11 @@
 
 #include <cstring>
 
-#include "ingot/runtime/backend.h"
+#include "ingot/graph/pass_util.h"
 
 namespace ingot::graph {
 
 namespace {
-
-/// How many times each value is read (by nodes, by an in-place write, or from outside the step).
-std::vector<int> reads(const Graph& g) {
-  std::vector<int> n(g.values.size(), 0);
-  for (const Node& node : g.nodes) {
-    for (const TensorRef& r : node.inputs)
-      if (r.defined()) ++n[r.value];
-    if (node.in_place)
-      for (const TensorRef& r : node.outputs) ++n[r.value];
-  }
-  for (const TensorRef& r : g.results)
-    if (r.defined()) ++n[r.value];
-  for (const auto& [k, r] : g.grads) ++n[r.value];
-  for (size_t v = 0; v < g.values.size(); ++v) {
-    const Value& val = g.values[v];
-    if (val.kind != ValueKind::Internal || val.escapes || val.written) ++n[v];
-  }
-  return n;
-}
-
-bool plain(const Node& n) { return !n.reorder && !n.in_place && !n.rng && n.backend != nullptr; }
 
 /// Windows that never share an input position.
 bool disjoint_windows(const Node& pool) {
@@ -55,18 +34,10 @@ bool contiguous(const ingot_tensor_desc& d) {
   return true;
 }
 
-bool backend_runs(const Node& n) {
-  std::vector<ingot_tensor_desc> in, out;
-  for (const TensorRef& r : n.inputs) in.push_back(r.desc);
-  for (const TensorRef& r : n.outputs) out.push_back(r.desc);
-  return n.backend->supports(n.op, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()),
-                             n.attrs.empty() ? nullptr : n.attrs.data());
-}
-
 }  // namespace
 
 int move_relu_grads_before_pools(Graph& g) {
-  const std::vector<int> n_reads = reads(g);
+  const std::vector<int> n_reads = read_counts(g);
   std::vector<int> maker(g.values.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const TensorRef& r : g.nodes[i].outputs)
@@ -76,12 +47,12 @@ int move_relu_grads_before_pools(Graph& g) {
   int moved = 0;
   for (size_t j = 0; j < g.nodes.size(); ++j) {
     const Node& relu = g.nodes[j];
-    if (!plain(relu) || relu.op != INGOT_OP_RELU_BWD || relu.inputs.size() != 2) continue;
+    if (!plain_call(relu) || relu.op != INGOT_OP_RELU_BWD || relu.inputs.size() != 2) continue;
     const TensorRef &dy = relu.inputs[0], &y = relu.inputs[1];
     const int b_at = maker[dy.value];
     if (b_at < 0 || n_reads[dy.value] != 1 || dy.desc.byte_offset != 0) continue;
     const Node& bwd = g.nodes[static_cast<size_t>(b_at)];
-    if (!plain(bwd) || bwd.op != INGOT_OP_MAX_POOL2D_BWD || bwd.backend != relu.backend || bwd.inputs.size() != 3 ||
+    if (!plain_call(bwd) || bwd.op != INGOT_OP_MAX_POOL2D_BWD || bwd.backend != relu.backend || bwd.inputs.size() != 3 ||
         bwd.outputs[0].value != dy.value || bwd.inputs[1].value != y.value || !disjoint_windows(bwd))
       continue;
     const int f_at = maker[bwd.inputs[2].value];
@@ -94,7 +65,8 @@ int move_relu_grads_before_pools(Graph& g) {
     // the pooled output, or a copy of it (a reorder to strided) in the gradient's layout
     TensorRef pooled = pool.outputs[0];
     for (const Node& n : g.nodes)
-      if (n.reorder && n.inputs[0].value == pooled.value && same_layout(n.outputs[0].desc, grad.desc)) {
+      if (n.reorder && n.inputs[0].value == pooled.value && maker[n.outputs[0].value] < b_at &&
+          same_layout(n.outputs[0].desc, grad.desc)) {
         pooled = n.outputs[0];
         break;
       }

@@ -61,8 +61,8 @@ config::Schema train_schema() {
 
 namespace {
 
-/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, pool_grads, recompute, winograd, plan_memory,
-/// in_place, max_graphs, dump_graph}`.
+/// `compile: true | false` or `compile: {enabled, dead_code, fold_constants, fuse, pool_grads, recompute, winograd,
+/// plan_memory, in_place, max_graphs, dump_graph}`.
 CompileConfig parse_compile(const YAML::Node& node, const std::string& file) {
   CompileConfig c;
   const auto where = [&](const YAML::Node& n) { return fmt::format("{}:{}: train.compile", file, n.Mark().line + 1); };
