@@ -110,6 +110,19 @@ void compare_replays(graph::Executable& exec, Step& eager, Step& replayed, int64
   }
 }
 
+/// The first and the last node that reads or writes each value of `g` (-1: none).
+inline std::pair<std::vector<int>, std::vector<int>> value_lives(const graph::Graph& g) {
+  std::vector<int> first(g.values.size(), -1), last(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto* refs : {&g.nodes[i].inputs, &g.nodes[i].outputs})
+      for (const graph::TensorRef& r : *refs) {
+        if (!r.defined()) continue;
+        if (first[r.value] < 0) first[r.value] = static_cast<int>(i);
+        last[r.value] = static_cast<int>(i);
+      }
+  return {first, last};
+}
+
 /// Runs `check` on the reference backend alone, then with every loaded backend (cpu_onednn).
 template <class Check>
 void on_each_backend_set(const std::string& what, const Check& check) {

@@ -30,14 +30,7 @@ bool same_block(const Graph& g, int a, int b) {
 /// Every planned pair whose lives overlap has separate bytes unless it is one block; each shared
 /// input is read last by the node that makes the value over it.
 void check_plan(const Graph& g) {
-  std::vector<int> first(g.values.size(), -1), last(g.values.size(), -1);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto* refs : {&g.nodes[i].inputs, &g.nodes[i].outputs})
-      for (const TensorRef& r : *refs) {
-        if (!r.defined()) continue;
-        if (first[r.value] < 0) first[r.value] = static_cast<int>(i);
-        last[r.value] = static_cast<int>(i);
-      }
+  const auto [first, last] = test::value_lives(g);
   int overlaps = 0;
   for (size_t a = 0; a < g.values.size(); ++a) {
     const Value& va = g.values[a];

@@ -105,14 +105,7 @@ TEST_CASE("memory plan: values whose lives overlap never share bytes, and reuse 
   CHECK(plan.escaping_bytes > 0);  // the loss and the gradients
   // Liveness from the nodes, then every pair of planned values with overlapping lives.
   const Graph& g = m.graph;
-  std::vector<int> first(g.values.size(), -1), last(g.values.size(), -1);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto* refs : {&g.nodes[i].inputs, &g.nodes[i].outputs})
-      for (const TensorRef& r : *refs) {
-        if (!r.defined()) continue;
-        if (first[r.value] < 0) first[r.value] = static_cast<int>(i);
-        last[r.value] = static_cast<int>(i);
-      }
+  const auto [first, last] = test::value_lives(g);
   int overlaps = 0, planned = 0;
   for (size_t a = 0; a < g.values.size(); ++a) {
     if (g.values[a].arena_offset < 0) continue;
