@@ -8,6 +8,7 @@
 #include "ingot/graph/fusion.h"
 #include "ingot/graph/passes.h"
 #include "ingot/ops/elementwise.h"
+#include "ingot/ops/linalg.h"
 #include "ingot/ops/reduce.h"
 
 using namespace ingot;
@@ -87,4 +88,43 @@ TEST_CASE("fusion: add -> relu fuses and keeps relu's values, and an add somethi
     Graph g = *c.graph;
     CHECK(fuse_elementwise(g) == 0);
   }
+}
+
+TEST_CASE("fusion: a matmul's activation becomes its epilogue at inference and keeps the activation's bits") {
+  test::on_each_backend_set("matmul epilogues", [](bool) {
+    const Tensor x = test::random_tensor({6, 16}, DType::F32, 1);
+    const Tensor w1 = test::random_tensor({32, 16}, DType::F32, 2), b1 = test::random_tensor({32}, DType::F32, 3);
+    const Tensor w2 = test::random_tensor({8, 32}, DType::F32, 4), b2 = test::random_tensor({8}, DType::F32, 5);
+    const Tensor w3 = test::random_tensor({4, 8}, DType::F32, 6);
+    // a transformer MLP's shape: linear -> GELU (tanh form) -> linear -> ReLU -> matmul -> GELU (erf)
+    const auto forward = [&](const Tensor& in) {
+      return gelu(matmul(relu(linear(gelu_tanh(linear(in, w1, b1)), w2, b2)), w3.transpose(0, 1)));
+    };
+    Captured c = capture([&] { return std::vector<Tensor>{forward(x)}; }, {x}, {});
+    REQUIRE(c.graph);
+    Graph g = *c.graph;
+    const size_t before = g.nodes.size();
+    CHECK(fuse_elementwise(g) == 3);
+    CHECK(g.nodes.size() == before - 3);
+    for (const Node& n : g.nodes) CHECK((n.op == INGOT_OP_MATMUL || n.reorder));
+    Executable exec(std::move(g));
+    const Tensor x2 = test::random_tensor({6, 16}, DType::F32, 7);
+    CHECK(same_bits(exec.run({x2}, {}).front(), forward(x2)));
+  });
+}
+
+TEST_CASE("fusion: an activation whose input training keeps for its gradient stays apart from the matmul") {
+  const Tensor x = test::random_tensor({6, 16}, DType::F32, 1);
+  const Tensor w = test::random_tensor({8, 16}, DType::F32, 2);
+  w.set_requires_grad();
+  Captured c = capture(
+      [&] {
+        const Tensor loss = sum(gelu(linear(x, w)));
+        loss.backward();
+        return std::vector<Tensor>{loss};
+      },
+      {x}, {w});
+  REQUIRE(c.graph);
+  Graph g = *c.graph;
+  CHECK(fuse_elementwise(g) == 0);  // gelu_bwd reads the matmul's output too
 }

@@ -37,6 +37,30 @@ bool written_between(const Graph& g, size_t from, size_t to, std::initializer_li
   return false;
 }
 
+/// The activation a matmul or a convolution applies as its epilogue for `op`; NONE for other ops.
+int32_t epilogue_of(OpKind op) {
+  return op == INGOT_OP_RELU        ? INGOT_ACT_RELU
+         : op == INGOT_OP_GELU      ? INGOT_ACT_GELU
+         : op == INGOT_OP_GELU_TANH ? INGOT_ACT_GELU_TANH
+                                    : INGOT_ACT_NONE;
+}
+
+/// A copy of a matmul's or convolution's attributes with `activation` set; empty when the node
+/// already has one (or its attributes are not the struct this core builds).
+template <class Attr>
+std::vector<unsigned char> with_activation(const std::vector<unsigned char>& attrs, int32_t activation) {
+  if (attrs.size() != sizeof(Attr)) return {};
+  Attr a;
+  std::memcpy(&a, attrs.data(), sizeof a);
+  if (a.activation != INGOT_ACT_NONE) return {};
+  a.activation = activation;
+  std::vector<unsigned char> out(sizeof a);
+  std::memcpy(out.data(), &a, sizeof a);
+  return out;
+}
+
+bool has_epilogue(OpKind op) { return op == INGOT_OP_MATMUL || op == INGOT_OP_CONV2D; }
+
 }  // namespace
 
 int fuse_elementwise(Graph& g) {
@@ -45,7 +69,8 @@ int fuse_elementwise(Graph& g) {
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& a = g.nodes[i];
-    if (removed[i] || !plain_call(a) || (a.op != INGOT_OP_BATCH_NORM && a.op != INGOT_OP_ADD)) continue;
+    if (removed[i] || !plain_call(a) || (a.op != INGOT_OP_BATCH_NORM && a.op != INGOT_OP_ADD && !has_epilogue(a.op)))
+      continue;
     const TensorRef& mid = a.outputs[0];
     if (n_reads[mid.value] != 1) continue;
     size_t j = i + 1;
@@ -61,7 +86,18 @@ int fuse_elementwise(Graph& g) {
     Node f;
     f.backend = a.backend;
     size_t at = i;  // where the fused node goes; the other one goes away
-    if (b.op == INGOT_OP_RELU && same_view(b.inputs[0], mid)) {
+    if (has_epilogue(a.op)) {
+      // an f32 result only: oneDNN applies a post-op to the f32 sums before a bf16 output is
+      // rounded, where the separate activation reads the rounded values
+      if (epilogue_of(b.op) == INGOT_ACT_NONE || !same_view(b.inputs[0], mid) || mid.desc.dtype != INGOT_F32) continue;
+      f.op = a.op;
+      f.attrs = a.op == INGOT_OP_MATMUL ? with_activation<ingot_attr_matmul>(a.attrs, epilogue_of(b.op))
+                                        : with_activation<ingot_attr_conv2d>(a.attrs, epilogue_of(b.op));
+      if (f.attrs.empty()) continue;
+      f.inputs = a.inputs;
+      f.outputs = a.outputs;
+      f.outputs[0] = b.outputs[0];
+    } else if (b.op == INGOT_OP_RELU && same_view(b.inputs[0], mid)) {
       f.op = a.op == INGOT_OP_BATCH_NORM ? INGOT_OP_BATCH_NORM_RELU : INGOT_OP_ADD_RELU;
       f.inputs = a.inputs;
       f.outputs = a.outputs;

@@ -100,8 +100,9 @@ void run_conv2d(const sdk::OpCall& c) {
   const int64_t plane = g.oh * g.ow;
   for (size_t i = 0; i < y.size(); ++i) {
     const int64_t channel = (static_cast<int64_t>(i) / plane) % g.o;
-    y[i] = apply_activation(a.activation, y[i] + (a.has_bias ? bias[channel] : 0.0));
+    y[i] += a.has_bias ? bias[channel] : 0.0;
   }
+  activate_as_stored(c, c.out[0].dtype, a.activation, y);
   write_f64(c.out[0], y);
 }
 

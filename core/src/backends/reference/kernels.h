@@ -72,8 +72,12 @@ void run_qlinear(const sdk::OpCall& c);
 void run_qconv2d(const sdk::OpCall& c);
 
 // Helpers other families reuse.
-/// The fused post-op of MATMUL and CONV2D (INGOT_ACT_*), in double (matmul.cpp).
+/// An INGOT_ACT_* activation in double (matmul.cpp): the int8 ops' epilogue.
 double apply_activation(int32_t activation, double x);
+/// The fused post-op of MATMUL and CONV2D on their sums `y` (double) for an output of `dtype`: each
+/// sum rounded to the dtype, then the activation exactly as its own op (RELU, GELU, GELU_TANH)
+/// computes it, so that a fused call gives the bits of the op and then the activation (unary.cpp).
+void activate_as_stored(const sdk::OpCall& c, int32_t dtype, int32_t activation, std::vector<double>& y);
 /// (creation.cpp) Copies `src` (same dtype, broadcast to dst's shape) into `dst` through both strides.
 void copy_strided(const ingot_tensor_desc& dst, const ingot_tensor_desc& src, int32_t op);
 /// Writes `value` converted to `dst`'s dtype into every element of `dst`.

@@ -81,11 +81,11 @@ void run_matmul(const sdk::OpCall& c) {
         const double aip = pa[i * k + p];
         for (int64_t j = 0; j < n; ++j) row[j] += aip * pb[p * n + j];
       }
-      for (int64_t j = 0; j < n; ++j) {
-        row[j] = apply_activation(attr.activation, row[j] + (attr.has_bias ? bias[static_cast<size_t>(j)] : 0.0));
-      }
+      if (attr.has_bias)
+        for (int64_t j = 0; j < n; ++j) row[j] += bias[static_cast<size_t>(j)];
     }
   }
+  activate_as_stored(c, out.dtype, attr.activation, y);
   write_f64(out, y);
 }
 

@@ -105,6 +105,20 @@ void run_logical_not(const sdk::OpCall& c) {
 
 }  // namespace
 
+void activate_as_stored(const sdk::OpCall& c, int32_t dtype, int32_t activation, std::vector<double>& y) {
+  if (activation == INGOT_ACT_NONE) return;
+  const int32_t op = activation == INGOT_ACT_RELU        ? INGOT_OP_RELU
+                     : activation == INGOT_ACT_GELU      ? INGOT_OP_GELU
+                     : activation == INGOT_ACT_GELU_TANH ? INGOT_OP_GELU_TANH
+                                                         : -1;
+  if (op < 0) fail("reference: unknown activation {}", activation);
+  visit_float(c, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = Compute<T>;
+    for (double& v : y) v = convert<double>(convert<T>(numeric_op<C>(op, convert<C>(convert<T>(v)), nullptr)));
+  });
+}
+
 void run_unary(const sdk::OpCall& c) {
   expect_arity(c, 1, 1);
   if (c.op == INGOT_OP_LOGICAL_NOT) return run_logical_not(c);
