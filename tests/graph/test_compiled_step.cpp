@@ -68,13 +68,15 @@ TEST_CASE("compiled step: past max_graphs the other shapes run eager, with the s
 }
 
 TEST_CASE("compiled step: each pass switched off still gives eager's bits") {
-  for (int off = 0; off < 5; ++off) {
+  for (int off = 0; off < 7; ++off) {
     CompileOptions o;
     o.dead_code = off != 0;
     o.fold = off != 1;
     o.plan_memory = off != 2;
     o.fuse = off != 3;
     o.recompute = off != 4;
+    o.pool_grads = off != 5;
+    o.in_place = off != 6;
     const CompileStats s = train_side_by_side(6, {8}, o);
     CHECK(s.replayed == 3);
   }

@@ -67,6 +67,9 @@ COMPILE_VALUE='{recompute: true}' parity resnet_recompute "$root/configs/fashion
   --set train.steps=12 --set data.batch_size=16
 COMPILE_VALUE='{recompute: true}' parity cnn_recompute "$root/configs/fashion_mnist_cnn.yaml" 0 \
   --set train.steps=12 --set data.batch_size=32 --set train.scheduler.warmup.steps=5
+# The pooled-gradient and in-place passes (on by default) switched off from the config.
+COMPILE_VALUE='{pool_grads: false, in_place: false}' parity cnn_passes_off "$root/configs/fashion_mnist_cnn.yaml" 0 \
+  --set train.steps=12 --set data.batch_size=32 --set train.scheduler.warmup.steps=5
 # Winograd convolutions where measured faster: eager's losses to f32 rounding, not bit for bit
 # (1e-5 to 1e-3 over these 12 steps, by which convolutions measured faster; training amplifies
 # any rounding change, as eager's kernels of another ISA show: docs/compile.md; the gradients
