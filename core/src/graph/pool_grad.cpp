@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ingot/graph/pass_util.h"
+#include "ingot/plugin/sdk_core.h"
 
 namespace ingot::graph {
 
@@ -22,15 +23,6 @@ bool same_layout(const ingot_tensor_desc& a, const ingot_tensor_desc& b) {
   if (a.dtype != b.dtype || a.ndim != b.ndim || a.layout != b.layout || a.layout_handle != b.layout_handle) return false;
   for (int d = 0; d < a.ndim; ++d)
     if (a.shape[d] != b.shape[d] || a.strides[d] != b.strides[d]) return false;
-  return true;
-}
-
-bool contiguous(const ingot_tensor_desc& d) {
-  int64_t expected = 1;
-  for (int i = d.ndim - 1; i >= 0; --i) {
-    if (d.shape[i] != 1 && d.strides[i] != expected) return false;
-    expected *= d.shape[i];
-  }
   return true;
 }
 
@@ -78,10 +70,8 @@ int move_relu_grads_before_pools(Graph& g) {
     TensorRef out = grad;
     out.desc.byte_offset = 0;
     if (out.desc.layout == INGOT_LAYOUT_STRIDED) {
-      if (!contiguous(out.desc)) continue;
-      int64_t numel = 1;
-      for (int d = 0; d < out.desc.ndim; ++d) numel *= out.desc.shape[d];
-      out.desc.nbytes = numel * static_cast<int64_t>(dtype_size(static_cast<DType>(out.desc.dtype)));
+      if (!sdk::is_contiguous(out.desc)) continue;
+      out.desc.nbytes = sdk::numel(out.desc) * sdk::dtype_size(out.desc.dtype);
     } else if (grad.desc.byte_offset != 0) {
       continue;
     }
