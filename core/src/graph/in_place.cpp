@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ingot/graph/pass_util.h"
 #include "ingot/runtime/backend.h"
 
 namespace ingot::graph {
@@ -11,14 +12,9 @@ namespace {
 
 /// A block of the arena: made by a node, not seen outside the step, not written in place.
 std::vector<char> arena_values(const Graph& g) {
-  std::vector<char> ok(g.values.size(), 0);
-  for (size_t v = 0; v < g.values.size(); ++v) {
-    const Value& val = g.values[v];
-    ok[v] = val.kind == ValueKind::Internal && !val.escapes && !val.written && val.storage == nullptr;
-  }
-  for (const TensorRef& r : g.results)
-    if (r.defined()) ok[r.value] = 0;
-  for (const auto& [k, r] : g.grads) ok[r.value] = 0;
+  std::vector<char> ok = kept_outside(g);
+  for (size_t v = 0; v < g.values.size(); ++v)
+    ok[v] = !ok[v] && !g.values[v].written && g.values[v].storage == nullptr;
   return ok;
 }
 

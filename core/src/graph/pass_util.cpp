@@ -23,6 +23,16 @@ std::vector<int> read_counts(const Graph& g) {
   return n;
 }
 
+std::vector<char> kept_outside(const Graph& g) {
+  std::vector<char> kept(g.values.size(), 0);
+  for (const TensorRef& r : g.results)
+    if (r.defined()) kept[r.value] = 1;
+  for (const auto& [k, r] : g.grads) kept[r.value] = 1;
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].kind != ValueKind::Internal || g.values[v].escapes) kept[v] = 1;
+  return kept;
+}
+
 bool plain_call(const Node& n) { return !n.reorder && !n.in_place && !n.rng && n.backend != nullptr; }
 
 bool backend_runs(const Node& n) {

@@ -6,22 +6,12 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ingot/graph/pass_util.h"
 #include "ingot/runtime/dispatch.h"
 
 namespace ingot::graph {
 
 namespace {
-
-/// Values a caller of the step sees afterwards: results, gradients and escaping values.
-std::vector<char> kept_outside(const Graph& g) {
-  std::vector<char> kept(g.values.size(), 0);
-  for (const TensorRef& r : g.results)
-    if (r.defined()) kept[r.value] = 1;
-  for (const auto& [k, r] : g.grads) kept[r.value] = 1;
-  for (size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].kind != ValueKind::Internal || g.values[v].escapes) kept[v] = 1;
-  return kept;
-}
 
 bool is_internal(const Value& v) { return v.kind == ValueKind::Internal && v.escapes == false; }
 

@@ -13,6 +13,10 @@ namespace ingot::graph {
 /// value that escapes or is written in place).
 std::vector<int> read_counts(const Graph& graph);
 
+/// Values a caller of the step sees afterwards: results, gradients, values that are not made by a
+/// node (inputs, state, constants) and those that escape.
+std::vector<char> kept_outside(const Graph& graph);
+
 /// A backend call that a pass may rewrite: not a reorder, an in-place write or a random draw.
 bool plain_call(const Node& node);
 
