@@ -13,6 +13,7 @@
 #include "bf16.h"
 #include "ingot/plugin/philox.h"
 #include "op_families.h"
+#include "simd_clones.h"
 
 namespace ingot::onednn {
 namespace {
@@ -30,10 +31,8 @@ bool supports(OnednnBackend&, const sdk::OpCall& c) {
          a.a >= 0.0 && a.a <= 1.0;
 }
 
-// Built for AVX-512 and AVX2 as well as the baseline, picked at load time: Philox's 32 x 32 -> 64
-// bit multiplies vectorize across counters (vpmuludq), 2-wide at best with SSE2.
-#define INGOT_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-
+// INGOT_SIMD_CLONES: Philox's 32 x 32 -> 64 bit multiplies vectorize across counters (vpmuludq),
+// 2-wide at best with SSE2.
 /// Counters a chunk draws at once, one per SIMD lane.
 constexpr int kLanes = 16;
 
@@ -49,21 +48,9 @@ INGOT_SIMD_CLONES void philox_chunk(uint64_t seed, uint64_t counter, uint32_t* o
   }
   uint32_t key0 = static_cast<uint32_t>(seed), key1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key0 += 0x9E3779B9u;
-      key1 += 0xBB67AE85u;
-    }
+    if (round > 0) sdk::philox_bump_key(key0, key1);
 #pragma omp simd
-    for (int l = 0; l < kLanes; ++l) {
-      const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0[l];
-      const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2[l];
-      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ key0;
-      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ key1;
-      c1[l] = static_cast<uint32_t>(p1);
-      c3[l] = static_cast<uint32_t>(p0);
-      c0[l] = n0;
-      c2[l] = n2;
-    }
+    for (int l = 0; l < kLanes; ++l) sdk::philox_round(c0[l], c1[l], c2[l], c3[l], key0, key1);
   }
   for (int l = 0; l < kLanes; ++l) {
     out[4 * l] = c0[l];

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "op_families.h"
+#include "simd_clones.h"
 
 namespace ingot::onednn {
 namespace {
@@ -61,9 +62,7 @@ bool supports(OnednnBackend&, const sdk::OpCall& c) {
   return true;
 }
 
-// Built for AVX-512 and AVX2 as well as the baseline, picked at load time: sqrt and divide
-// dominate with 4-wide SSE2, and the build must still run on any x86-64.
-#define INGOT_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// INGOT_SIMD_CLONES: sqrt and divide dominate with 4-wide SSE2.
 
 // Small tensors run on the calling thread: a fork/join costs more than the work.
 bool parallel(int64_t n) { return n >= Exec::kSerialGrain && omp_get_max_threads() > 1; }

@@ -42,17 +42,30 @@ INGOT_PHILOX_FN void philox_mulhilo(uint32_t a, uint32_t b, uint32_t& hi, uint32
   lo = static_cast<uint32_t>(p);
 }
 
+/// One Philox4x32 round on the counter (c0, c1, c2, c3) with the round's key, in place. Code that
+/// runs many counters side by side (SIMD lanes) calls it per lane.
+INGOT_PHILOX_FN void philox_round(uint32_t& c0, uint32_t& c1, uint32_t& c2, uint32_t& c3, uint32_t key0,
+                                  uint32_t key1) {
+  uint32_t hi0, lo0, hi1, lo1;
+  philox_mulhilo(0xD2511F53u, c0, hi0, lo0);
+  philox_mulhilo(0xCD9E8D57u, c2, hi1, lo1);
+  c0 = hi1 ^ c1 ^ key0;
+  c1 = lo1;
+  c2 = hi0 ^ c3 ^ key1;
+  c3 = lo0;
+}
+
+/// The key of the next round (Random123's Weyl constants).
+INGOT_PHILOX_FN void philox_bump_key(uint32_t& key0, uint32_t& key1) {
+  key0 += 0x9E3779B9u;
+  key1 += 0xBB67AE85u;
+}
+
 /// Philox4x32 with 10 rounds and Random123's constants.
 INGOT_PHILOX_FN PhiloxBlock philox4x32_10(PhiloxBlock ctr, uint32_t key0, uint32_t key1) {
   for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key0 += 0x9E3779B9u;
-      key1 += 0xBB67AE85u;
-    }
-    uint32_t hi0, lo0, hi1, lo1;
-    philox_mulhilo(0xD2511F53u, ctr.v[0], hi0, lo0);
-    philox_mulhilo(0xCD9E8D57u, ctr.v[2], hi1, lo1);
-    ctr = PhiloxBlock{{hi1 ^ ctr.v[1] ^ key0, lo1, hi0 ^ ctr.v[3] ^ key1, lo0}};
+    if (round > 0) philox_bump_key(key0, key1);
+    philox_round(ctr.v[0], ctr.v[1], ctr.v[2], ctr.v[3], key0, key1);
   }
   return ctr;
 }
