@@ -1,6 +1,7 @@
-// Optimizer family: the fused SGD_UPDATE and ADAM_UPDATE ops and the multi-tensor GLOBAL_NORM
-// (gradient clipping, the trainer's non-finite check) as OpenMP-parallel, vectorisable f32 loops
-// over dense tensors (oneDNN has no optimizer primitive; the loops are memory bound).
+// Optimizer family: the fused SGD_UPDATE and ADAM_UPDATE ops (and their CAPTURABLE forms, which
+// read lr and step from a float64 tensor) and the multi-tensor GLOBAL_NORM (gradient clipping, the
+// trainer's non-finite check) as OpenMP-parallel, vectorisable f32 loops over dense tensors (oneDNN
+// has no optimizer primitive; the loops are memory bound).
 #include <omp.h>
 
 #include <cmath>
@@ -12,7 +13,8 @@ namespace ingot::onednn {
 namespace {
 
 bool handles(int32_t op) {
-  return op == INGOT_OP_SGD_UPDATE || op == INGOT_OP_ADAM_UPDATE || op == INGOT_OP_GLOBAL_NORM;
+  return op == INGOT_OP_SGD_UPDATE || op == INGOT_OP_ADAM_UPDATE || op == INGOT_OP_GLOBAL_NORM ||
+         op == INGOT_OP_SGD_UPDATE_CAPTURABLE || op == INGOT_OP_ADAM_UPDATE_CAPTURABLE;
 }
 
 bool dense_f32(const ingot_tensor_desc& t) {
@@ -43,7 +45,41 @@ int group_size(const sdk::OpCall& c) {
   return a->amsgrad ? 5 : 4;
 }
 
-bool supports(OnednnBackend&, const sdk::OpCall& c) {
+// A CAPTURABLE call as the plain update it stands for: the inputs after the hyper tensor, the
+// attributes copied into `sgd` / `adam` with lr (and step) from it. `read_hyper` false (supports():
+// no data is read there) takes step 1. False when the hyper tensor is not a dense host f64 [2].
+bool plain_update(const sdk::OpCall& c, bool read_hyper, sdk::OpCall& plain, ingot_attr_sgd& sgd,
+                  ingot_attr_adam& adam) {
+  plain = c;
+  if (c.op != INGOT_OP_SGD_UPDATE_CAPTURABLE && c.op != INGOT_OP_ADAM_UPDATE_CAPTURABLE) return true;
+  if (c.n_in < 1) return false;
+  const ingot_tensor_desc& h = c.in[0];
+  if (h.device_kind != INGOT_DEVICE_CPU || h.dtype != INGOT_F64 || sdk::numel(h) != 2 || !sdk::is_contiguous(h))
+    return false;
+  const double lr = read_hyper ? sdk::data_ptr<const double>(h)[0] : 0.0;
+  const double step = read_hyper ? sdk::data_ptr<const double>(h)[1] : 1.0;
+  plain.in = c.in + 1;
+  plain.n_in = c.n_in - 1;
+  if (c.op == INGOT_OP_SGD_UPDATE_CAPTURABLE) {
+    const auto* a = attr_of<ingot_attr_sgd>(c);
+    if (a == nullptr) return false;
+    sgd = *a;
+    sgd.lr = lr;
+    plain.op = INGOT_OP_SGD_UPDATE;
+    plain.attrs = &sgd;
+  } else {
+    const auto* a = attr_of<ingot_attr_adam>(c);
+    if (a == nullptr) return false;
+    adam = *a;
+    adam.lr = lr;
+    adam.step = static_cast<int64_t>(step);
+    plain.op = INGOT_OP_ADAM_UPDATE;
+    plain.attrs = &adam;
+  }
+  return true;
+}
+
+bool supports_plain(const sdk::OpCall& c) {
   if (c.op == INGOT_OP_GLOBAL_NORM) {
     if (c.n_out != 1 || !dense_f32(c.out[0]) || sdk::numel(c.out[0]) != 1) return false;
     for (int k = 0; k < c.n_in; ++k)
@@ -60,6 +96,13 @@ bool supports(OnednnBackend&, const sdk::OpCall& c) {
     }
   }
   return true;
+}
+
+bool supports(OnednnBackend&, const sdk::OpCall& c) {
+  sdk::OpCall plain;
+  ingot_attr_sgd sgd_attr;
+  ingot_attr_adam adam_attr;
+  return plain_update(c, false, plain, sgd_attr, adam_attr) && supports_plain(plain);
 }
 
 // INGOT_SIMD_CLONES: sqrt and divide dominate with 4-wide SSE2.
@@ -135,9 +178,15 @@ INGOT_SIMD_CLONES double sum_of_squares(int64_t n, const float* x) {
   return s;
 }
 
-void execute(const sdk::OpCall& c, Exec& ex) {
-  if (!supports(ex.backend(), c)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn optim: unsupported call");
-  ex.backend().note_impl(c.op, "cpu_onednn:omp_simd");
+void execute(const sdk::OpCall& call, Exec& ex) {
+  if (!supports(ex.backend(), call)) throw sdk::Failure(INGOT_ERR_UNSUPPORTED, "cpu_onednn optim: unsupported call");
+  ex.backend().note_impl(call.op, "cpu_onednn:omp_simd");
+  sdk::OpCall c;
+  ingot_attr_sgd sgd_attr;
+  ingot_attr_adam adam_attr;
+  plain_update(call, true, c, sgd_attr, adam_attr);
+  if (call.op == INGOT_OP_ADAM_UPDATE_CAPTURABLE && adam_attr.step < 1)
+    throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, "adam_update_capturable: hyper[1] (step) must be >= 1");
   if (c.op == INGOT_OP_GLOBAL_NORM) {
     double s = 0.0;
     for (int k = 0; k < c.n_in; ++k) s += sum_of_squares(sdk::numel(c.in[k]), sdk::data_ptr<const float>(c.in[k]));

@@ -1,7 +1,8 @@
 // Fused optimizer update cases (ADAM_UPDATE): Adam and AdamW, with and without weight decay and
 // amsgrad, first and later steps, and AdamW at lr x weight_decay of 0.75 and 2 (where decaying
 // after the step, scaling by lr twice or coupling the decay would show); params and every moment
-// are compared after the in-place update.
+// are compared after the in-place update. The CAPTURABLE forms of SGD_UPDATE and ADAM_UPDATE get
+// the plain op's cases with lr and step moved into the float64 tensor that comes first.
 #include <string>
 
 #include "op_case.h"
@@ -70,6 +71,35 @@ void adam_update(OpKind op, DType dt, CaseList& cases) {
 CaseList optim_cases(OpKind op) {
   CaseList cases;
   for (DType dt : table_dtypes(op)) adam_update(op, dt, cases);
+  return cases;
+}
+
+CaseList capturable_cases(OpKind op) {
+  const bool sgd = op == INGOT_OP_SGD_UPDATE_CAPTURABLE;
+  CaseList cases = sgd ? multi_tensor_cases(INGOT_OP_SGD_UPDATE) : optim_cases(INGOT_OP_ADAM_UPDATE);
+  for (OpCase& c : cases) {
+    c.op = op;
+    c.note = "capturable, " + c.note;
+    // lr and step move into the tensor; the attributes' copies get values that would show if read
+    double lr = 0.0, step = 0.0;
+    if (sgd) {
+      ingot_attr_sgd a;
+      std::memcpy(&a, c.attr.data(), sizeof(a));
+      lr = a.lr;
+      a.lr = -3.0;
+      c.set_attr(a);
+    } else {
+      ingot_attr_adam a;
+      std::memcpy(&a, c.attr.data(), sizeof(a));
+      lr = a.lr;
+      step = static_cast<double>(a.step);
+      a.lr = -3.0;
+      a.step = 1000;
+      c.set_attr(a);
+    }
+    c.inputs.insert(c.inputs.begin(), Tensor::from_vector<double>({lr, step}, Shape{2}));
+    for (int& i : c.mutated_inputs) ++i;
+  }
   return cases;
 }
 

@@ -110,6 +110,7 @@ CaseList creation_cases(OpKind op);      // cases_create.cpp: arange, fill, copy
 CaseList norm_cases(OpKind op);          // cases_norm.cpp: layer_norm, batch_norm and backward
 CaseList multi_tensor_cases(OpKind op);  // cases_norm.cpp: global_norm, sgd_update
 CaseList optim_cases(OpKind op);         // cases_optim.cpp: adam_update
+CaseList capturable_cases(OpKind op);    // cases_optim.cpp: sgd_update_capturable, adam_update_capturable
 CaseList dropout_cases(OpKind op);       // cases_dropout.cpp
 CaseList quantized_cases(OpKind op);     // cases_quant.cpp: quantize, dequantize, qlinear, qconv2d
 CaseList attention_cases(OpKind op);     // cases_attention.cpp: scaled_dot_product_attention and backward

@@ -104,6 +104,9 @@ Generator generator_for(OpKind op) {
       return &dropout_cases;
     case INGOT_OP_ADAM_UPDATE:
       return &optim_cases;
+    case INGOT_OP_SGD_UPDATE_CAPTURABLE:
+    case INGOT_OP_ADAM_UPDATE_CAPTURABLE:
+      return &capturable_cases;
     case INGOT_OP_RELU_BWD:
     case INGOT_OP_ADD_RELU_BWD:
     case INGOT_OP_GELU_BWD:

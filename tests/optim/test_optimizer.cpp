@@ -167,7 +167,7 @@ TEST_CASE("optim: a state from before each optimizer declared its own options st
   INGOT_REQUIRE_CLOSE(other.state(0, 0).tensors.at("momentum_buffer"), ones({3}), 0.0, 0.0);
 }
 
-TEST_CASE("optim: the fused updates run on cpu_onednn when it is loaded", "[optim]") {
+TEST_CASE("optim: the fused updates and their capturable forms run on cpu_onednn when it is loaded", "[optim]") {
   PluginLoader::instance().load_all();
   const Backend* onednn = nullptr;
   for (const auto& b : BackendRegistry::instance().backends())
@@ -188,6 +188,15 @@ TEST_CASE("optim: the fused updates run on cpu_onednn when it is loaded", "[opti
   const Tensor t = param({4, 6}, 12).transpose(0, 1);
   const std::vector<Tensor> tin = {t, t, t, t, t};
   REQUIRE(select_backend(INGOT_OP_ADAM_UPDATE, tin, {}, &adam).name() != "cpu_onednn");
+  // the capturable forms (lr and step in a float64 tensor first) too; a float32 one is declined
+  const Tensor hyper = Tensor::from_vector<double>({1e-3, 1.0}, {2});
+  REQUIRE(select_backend(INGOT_OP_SGD_UPDATE_CAPTURABLE, {hyper, p, g, Tensor::empty({0})}, {}, &sgd).name() ==
+          "cpu_onednn");
+  std::vector<Tensor> cin = in;
+  cin.insert(cin.begin(), hyper);
+  REQUIRE(select_backend(INGOT_OP_ADAM_UPDATE_CAPTURABLE, cin, {}, &adam).name() == "cpu_onednn");
+  cin.front() = hyper.to(DType::F32);
+  REQUIRE(select_backend(INGOT_OP_ADAM_UPDATE_CAPTURABLE, cin, {}, &adam).name() != "cpu_onednn");
 }
 
 TEST_CASE("optim: AdamW scales by 1 - lr * weight_decay before the Adam step, lr x weight_decay > 1 too", "[optim]") {

@@ -4,7 +4,7 @@
 # equal those without: bit for bit where no kernel path changes; within f32 tolerance for BERT,
 # whose captured step keeps its padding mask, and for ResNet-8 with Winograd convolutions. Most
 # steps are replays (the `compile` record of metrics.jsonl; nearly all of BERT's when
-# data.pad_to_multiple_of bounds its batch lengths); the evaluation after training (its forwards
+# data.pad_to_multiple_of bounds its batch lengths), and so are the optimizer steps; the evaluation after training (its forwards
 # compiled too) gives the same test loss and accuracy, and predict --compile the same predictions;
 # dump_graph writes the passes' graphs; a bad compile key is one clear error.
 # Usage: compile_flows.sh INGOT_BINARY REPO_ROOT
@@ -46,6 +46,7 @@ assert c, "no compile record in metrics.jsonl"
 import os
 least = int(os.environ.get("MIN_REPLAYED", "1"))
 assert c[-1]["replayed"] >= least, f"{c[-1]['replayed']} steps replayed, expected at least {least}: {c[-1]}"
+assert c[-1].get("optimizer_replayed", 0) >= 1, f"no optimizer step replayed: {c[-1]}"
 assert not [r for r in a if r.get("event") == "compile"], "an eager run wrote a compile record"
 sa = json.load(open(os.path.join(os.path.dirname(sys.argv[1]), "summary.json")))
 sb = json.load(open(os.path.join(os.path.dirname(sys.argv[2]), "summary.json")))
@@ -54,7 +55,8 @@ for k in ("test_loss", "test_accuracy"):
         d = abs(sa[k] - sb[k]) / max(abs(sa[k]), 1e-6)
         assert d <= tol, f"{k}: {sa[k]} eager, {sb[k]} with compile (its evaluation forwards replayed)"
 print(f"{name}: {len(la)} steps, worst relative difference {worst:.3g}, {c[-1]['replayed']} replayed, "
-      f"{c[-1]['graphs']} graphs, fallback: {c[-1].get('fallback', 'none')}")
+      f"{c[-1]['graphs']} graphs, fallback: {c[-1].get('fallback', 'none')}; optimizer steps "
+      f"{c[-1]['optimizer_replayed']} replayed")
 PY
 }
 

@@ -1,5 +1,5 @@
 // A small training run for the trainer's tests: an MLP (16 -> 8 -> 3) on synthetic 4x4 images,
-// SGD without momentum, the cross-entropy loss, and train_loop over one epoch with the callbacks
+// SGD without momentum (or AdamW, or momentum, when a test says), the cross-entropy loss, and train_loop over one epoch with the callbacks
 // given. Each test sets what it varies.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include "ingot/base/grad_mode.h"
 #include "ingot/data/synthetic.h"
 #include "ingot/nn/presets.h"
+#include "ingot/optim/adam.h"
 #include "ingot/optim/lr_schedule.h"
 #include "ingot/optim/sgd.h"
 #include "ingot/train/trainer.h"
@@ -22,6 +23,8 @@ struct SmallTraining {
   uint64_t data_seed = 1;
   uint64_t init_seed = 7;  ///< the dropout generator gets init_seed + 1
   double lr = 0.1;
+  double momentum = 0.0;  ///< SGD's
+  bool adamw = false;     ///< AdamW (weight decay 0.01) instead of SGD
   std::string schedule = "{type: constant}";
   train::TrainConfig config = [] {
     train::TrainConfig c;
@@ -55,7 +58,16 @@ struct SmallTraining {
     data::DataLoader loader(data::synthetic_dataset(spec, data_seed), lo);
     optim::SgdOptions so;
     so.lr = lr;
-    optim::SGD opt(model->parameters(), so);
+    so.momentum = momentum;
+    optim::AdamWOptions ao;
+    ao.lr = lr;
+    std::unique_ptr<optim::Optimizer> made;
+    if (adamw) {
+      made = std::make_unique<optim::AdamW>(model->parameters(), ao);
+    } else {
+      made = std::make_unique<optim::SGD>(model->parameters(), so);
+    }
+    optim::Optimizer& opt = *made;
     const train::TrainPlan plan = train::make_train_plan(config, loader.num_batches());
     const auto sched = optim::make_schedule(YAML::Load(schedule), "test", plan.total_steps);
     train::TrainContext ctx{model.get(), &opt, sched.get(), &loader, &dropout};

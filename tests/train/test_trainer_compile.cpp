@@ -1,6 +1,7 @@
 // train.compile in the training loop: the same weights, position and generator state as the eager
 // loop, bit for bit — with a short last batch (a second graph), gradient accumulation (micro-batches
-// that add to existing gradients), bf16 autocast and fp16 loss scaling.
+// that add to existing gradients), bf16 autocast, fp16 loss scaling, and a captured optimizer step
+// under a schedule that changes the lr every step.
 #include <catch2/catch.hpp>
 
 #include "small_training.h"
@@ -31,6 +32,25 @@ TEST_CASE("trainer compile: the weights of 3 epochs equal the eager loop's bit f
   SmallTraining t;
   t.samples = 36;  // a short last batch of 4: its own graph
   t.config.epochs = 3;
+  check_same_run(t);
+}
+
+TEST_CASE("trainer compile: AdamW under a cosine schedule, its updates captured, equals the eager loop", "[train][compile]") {
+  SmallTraining t;
+  t.samples = 64;
+  t.config.epochs = 3;
+  t.lr = 0.01;
+  t.adamw = true;
+  t.schedule = "{type: cosine}";  // a new lr every step, and AdamW's bias corrections change each step
+  check_same_run(t);
+}
+
+TEST_CASE("trainer compile: SGD with momentum under a step schedule equals the eager loop", "[train][compile]") {
+  SmallTraining t;
+  t.samples = 64;
+  t.config.epochs = 3;
+  t.momentum = 0.9;
+  t.schedule = "{type: step, step_size: 3, gamma: 0.5}";
   check_same_run(t);
 }
 

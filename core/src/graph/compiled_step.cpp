@@ -69,7 +69,7 @@ void CompiledStep::fall_back(Entry& e, const std::string& why) {
   e.state = Entry::State::Eager;
   e.pending.reset();
   if (stats_.fallback.empty()) stats_.fallback = why;
-  log_warn("compile: the step for {} runs eager: {}", e.text, why);
+  log_warn("compile: the {}step for {} runs eager: {}", label_.empty() ? "" : label_ + " ", e.text, why);
 }
 
 std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string& key_text) {
@@ -106,10 +106,10 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   stats_.prepacked = prepacked;
   stats_.in_place = in_place;
   const std::string line = fmt::format(
-      "compile: graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}{}, {} values recomputed for "
+      "compile: {}graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}{}, {} values recomputed for "
       "backward, {} written in place; intermediate values {} planned in one arena (no reuse: {}, the most alive at "
       "once: {}), {} left to the caller each step",
-      stats_.graphs, key_text, captured_nodes, removed, folded, fused,
+      label_.empty() ? "" : label_ + " ", stats_.graphs, key_text, captured_nodes, removed, folded, fused,
       pool_grads > 0 ? fmt::format(", {} relu gradients taken before max pooling's", pool_grads) : "",
       options_.winograd ? fmt::format(", {} convolutions on Winograd kernels", winograd) : "",
       options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed, in_place,
@@ -145,9 +145,10 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
   // The key in words, for the logs of a new key only.
   const auto key_text = [&] {
     std::string text;
-    for (const GuardValue& h : host) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", h.name, h.value);
+    for (const GuardValue& h : host)
+      if (h.name[0] != '\0') text += fmt::format("{}{} {}", text.empty() ? "" : ", ", h.name, h.value);
     for (const Tensor& t : inputs) text += fmt::format("{}{}", text.empty() ? "" : ", ", tensor_text(t));
-    if (with_grad > 0) text += fmt::format(", {} gradients present", with_grad);
+    if (with_grad > 0) text += fmt::format("{}{} gradients present", text.empty() ? "" : ", ", with_grad);
     return text;
   };
 
@@ -176,7 +177,7 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
                  options_.max_graphs, text);
       }
     } else if (entries_.size() > 1) {
-      log_info("compile: a new guard key ({}): compiling another graph", text);
+      log_info("compile: a new guard key ({}): compiling another {}graph", text, label_.empty() ? "" : label_ + " ");
     }
   }
   Entry& e = *it->second;

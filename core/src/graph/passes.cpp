@@ -101,7 +101,8 @@ int eliminate_dead_code(Graph& g) {
   std::vector<char> live(g.nodes.size(), 0);
   for (size_t i = g.nodes.size(); i-- > 0;) {
     const Node& n = g.nodes[i];
-    bool keep = false;
+    // A node without outputs runs for what it writes into its inputs (the optimizer's updates).
+    bool keep = n.outputs.empty();
     for (const TensorRef& o : n.outputs) keep = keep || needed[o.value] || !is_internal(g.values[o.value]);
     if (!keep) continue;
     live[i] = 1;

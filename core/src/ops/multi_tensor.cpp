@@ -1,5 +1,5 @@
-// Multi-tensor ops: argument checks, then one GLOBAL_NORM, SGD_UPDATE or ADAM_UPDATE call for the
-// whole list.
+// Multi-tensor ops: argument checks, then one GLOBAL_NORM, SGD_UPDATE or ADAM_UPDATE call (or
+// their CAPTURABLE forms, given a hyper-parameter tensor) for the whole list.
 #include "ingot/ops/multi_tensor.h"
 
 #include "ingot/ops/creation.h"
@@ -7,6 +7,27 @@
 #include "ops/op_util.h"
 
 namespace ingot {
+
+namespace {
+
+// Puts `hyper` first when it is defined (the op's CAPTURABLE form) and runs the update.
+void run_update(OpKind plain, OpKind capturable, std::vector<Tensor>& inputs, const Tensor& hyper,
+                const void* attr) {
+  if (!hyper.defined()) {
+    run_op_into(plain, inputs, {}, attr);
+    return;
+  }
+  const char* name = op_info(capturable).name;
+  INGOT_CHECK(hyper.dtype() == DType::F64 && hyper.numel() == 2 && hyper.is_contiguous(),
+              "{}: the hyper-parameters must be a contiguous float64 tensor [lr, step], got {} {}", name,
+              dtype_name(hyper.dtype()), hyper.shape().str());
+  INGOT_CHECK(hyper.device() == inputs.front().device(), "{}: the hyper-parameters are on {}, the params on {}",
+              name, hyper.device().str(), inputs.front().device().str());
+  inputs.insert(inputs.begin(), hyper);
+  run_op_into(capturable, inputs, {}, attr);
+}
+
+}  // namespace
 
 Tensor global_norm(const std::vector<Tensor>& tensors) {
   if (tensors.empty()) return zeros(Shape{}, DType::F32);
@@ -18,7 +39,7 @@ Tensor global_norm(const std::vector<Tensor>& tensors) {
 }
 
 void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& bufs,
-                ingot_attr_sgd attr) {
+                ingot_attr_sgd attr, const Tensor& hyper) {
   INGOT_CHECK(params.size() == grads.size(), "sgd_update: {} params but {} grads", params.size(), grads.size());
   INGOT_CHECK(bufs.size() == params.size() || (bufs.empty() && attr.momentum == 0.0),
               "sgd_update: {} params but {} momentum buffers (momentum {})", params.size(), bufs.size(), attr.momentum);
@@ -44,12 +65,12 @@ void sgd_update(const std::vector<Tensor>& params, const std::vector<Tensor>& gr
   }
   attr.struct_size = sizeof(attr);
   attr.abi_minor = INGOT_ABI_MINOR;
-  run_op_into(INGOT_OP_SGD_UPDATE, inputs, {}, &attr);
+  run_update(INGOT_OP_SGD_UPDATE, INGOT_OP_SGD_UPDATE_CAPTURABLE, inputs, hyper, &attr);
 }
 
 void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                  const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
-                 const std::vector<Tensor>& max_exp_avg_sqs, ingot_attr_adam attr) {
+                 const std::vector<Tensor>& max_exp_avg_sqs, ingot_attr_adam attr, const Tensor& hyper) {
   const size_t n = params.size();
   INGOT_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n,
               "adam_update: {} params but {} grads, {} exp_avgs and {} exp_avg_sqs", n, grads.size(), exp_avgs.size(),
@@ -57,7 +78,7 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
   INGOT_CHECK(max_exp_avg_sqs.size() == (attr.amsgrad ? n : 0),
               "adam_update: {} params but {} max_exp_avg_sqs (amsgrad {})", n, max_exp_avg_sqs.size(),
               attr.amsgrad != 0);
-  INGOT_CHECK(attr.step >= 1, "adam_update: step is {}, expected the 1-based number of this update", attr.step);
+  INGOT_CHECK(hyper.defined() || attr.step >= 1, "adam_update: step is {}, expected the 1-based number of this update", attr.step);
   if (n == 0) return;
   const int per = attr.amsgrad ? 5 : 4;
   std::vector<Tensor> inputs;
@@ -82,7 +103,7 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
   }
   attr.struct_size = sizeof(attr);
   attr.abi_minor = INGOT_ABI_MINOR;
-  run_op_into(INGOT_OP_ADAM_UPDATE, inputs, {}, &attr);
+  run_update(INGOT_OP_ADAM_UPDATE, INGOT_OP_ADAM_UPDATE_CAPTURABLE, inputs, hyper, &attr);
 }
 
 }  // namespace ingot

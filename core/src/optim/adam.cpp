@@ -79,9 +79,11 @@ void Adam::update_group(const ParamGroup& group, const std::vector<ParamState*>&
   op.weight_decay = o.weight_decay;
   op.decoupled = decoupled_;
   op.amsgrad = o.amsgrad;
-  for (const auto& [step, b] : by_step) {
+  for (auto& [step, b] : by_step) {
     op.step = step;
-    adam_update(b.p, b.g, b.m, b.v, b.vmax, op);
+    const Tensor h = hyper(o.lr, static_cast<double>(step), b.p.front().device());
+    if (h.defined()) op.lr = 0.0, op.step = 0;  // read from h: attributes that do not change between steps
+    issue([b = std::move(b), op, h] { adam_update(b.p, b.g, b.m, b.v, b.vmax, op, h); });
   }
 }
 

@@ -102,6 +102,10 @@ void Optimizer::add_param_group(ParamGroup group) {
 
 void Optimizer::step() {
   NoGradGuard no_grad;
+  update_groups();
+}
+
+void Optimizer::update_groups() {
   for (size_t g = 0; g < groups_.size(); ++g) {
     std::vector<ParamState*> states;
     std::vector<Tensor> params, grads;
@@ -117,6 +121,65 @@ void Optimizer::step() {
     }
     if (!params.empty()) update_group(groups_[g], states, params, grads);
   }
+}
+
+void Optimizer::prepare_step() {
+  INGOT_CHECK(capturable(), "{}: its updates cannot be captured (prepare_step needs a capturable optimizer)", type());
+  NoGradGuard no_grad;
+  pending_.clear();
+  hyper_used_ = 0;
+  preparing_ = true;
+  try {
+    update_groups();
+  } catch (...) {
+    preparing_ = false;
+    pending_.clear();
+    throw;
+  }
+  preparing_ = false;
+  // The key: which parameters have gradients, their state tensors and how their step counts differ
+  // within a group (Adam batches parameters by step count), and the hyper-parameter tensors.
+  uint64_t h = pending_.size();
+  const auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    int64_t first_step = -1;
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      if (!groups_[g].params[i].grad().defined()) {
+        mix(1);
+        continue;
+      }
+      const ParamState& st = state_[g][i];
+      if (first_step < 0) first_step = st.step;
+      mix(static_cast<uint64_t>(st.step - first_step) + 2);
+      for (const auto& [name, t] : st.tensors) mix(reinterpret_cast<uintptr_t>(t.storage().get()));
+    }
+  }
+  for (size_t k = 0; k < hyper_used_; ++k) mix(reinterpret_cast<uintptr_t>(hyper_[k].storage().get()));
+  updates_key_ = static_cast<int64_t>(h);
+}
+
+void Optimizer::run_updates() {
+  NoGradGuard no_grad;
+  std::vector<std::function<void()>> updates = std::move(pending_);
+  pending_.clear();
+  for (const auto& update : updates) update();
+}
+
+void Optimizer::issue(std::function<void()> update) {
+  if (preparing_) {
+    pending_.push_back(std::move(update));
+  } else {
+    update();
+  }
+}
+
+Tensor Optimizer::hyper(double lr, double step, Device device) {
+  if (!preparing_) return Tensor();
+  if (hyper_used_ == hyper_.size()) hyper_.push_back(Tensor());
+  Tensor& h = hyper_[hyper_used_++];
+  if (!h.defined() || h.device() != device) h = Tensor::empty(Shape{2}, DType::F64, device);
+  h.copy_(Tensor::from_vector<double>({lr, step}, Shape{2}));
+  return h;
 }
 
 void Optimizer::zero_grad() {

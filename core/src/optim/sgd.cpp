@@ -47,8 +47,11 @@ void SGD::update_group(const ParamGroup& group, const std::vector<ParamState*>& 
   op.dampening = o.dampening;
   op.weight_decay = o.weight_decay;
   op.nesterov = o.nesterov;
+  const Device device = params.front().device();
+  const Tensor h = hyper(o.lr, 0.0, device);
+  if (h.defined()) op.lr = 0.0;  // read from h: attributes that do not change between steps
   if (op.momentum == 0.0) {
-    sgd_update(params, grads, {}, op);
+    issue([params, grads, op, h] { sgd_update(params, grads, {}, op, h); });
     return;
   }
   // Parameters with a buffer, then those at their first momentum step (buffer = gradient).
@@ -67,7 +70,7 @@ void SGD::update_group(const ParamGroup& group, const std::vector<ParamState*>& 
     }
     if (p.empty()) continue;
     op.first_step = first;
-    sgd_update(p, g, bufs, op);
+    issue([p = std::move(p), g = std::move(g), bufs = std::move(bufs), op, h] { sgd_update(p, g, bufs, op, h); });
   }
 }
 

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <random>
 
+#include "compiled_updates.h"
 #include "ingot/amp/autocast.h"
 #include "ingot/graph/compiled_step.h"
 #include "ingot/base/allocator.h"
@@ -74,6 +75,7 @@ struct StepSetup {
   amp::GradScaler& scaler;
   std::vector<Tensor> params;
   graph::CompiledStep* compiled = nullptr;  ///< --compile: forward and backward as a graph
+  CompiledUpdates* updates = nullptr;       ///< --compile: the optimizer step as a graph (when it can be)
 };
 
 /// bench/compare's activation memory, from one untimed training step: bytes allocated between
@@ -114,7 +116,13 @@ double train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& x, con
   const double value = loss.item();
   phase.next("optimizer");
   const bool finite = setup.scaler.unscale_(setup.params);
-  if (finite) opt.step();
+  if (finite) {
+    if (setup.updates != nullptr) {
+      setup.updates->step();
+    } else {
+      opt.step();
+    }
+  }
   setup.scaler.update(!finite);
   opt.zero_grad();
   return value;
@@ -295,6 +303,18 @@ BenchResult run_bench(const BenchOptions& o, std::ostream& log) {
     if (!o.dump_graph.empty()) compile_options.dump_dir = o.dump_graph / "infer";
     compile_options.freeze_weights = true;  // inference and latency run after training's timing, on fixed weights
     infer_graph.emplace(compile_options, std::vector<Tensor>{}, model->buffers());
+  }
+  std::unique_ptr<CompiledUpdates> train_updates;
+  if (compile) {
+    graph::CompileOptions update_options = train_cfg.compile.options;
+    if (!o.dump_graph.empty()) update_options.dump_dir = o.dump_graph / "train";
+    std::string why_not;
+    train_updates = CompiledUpdates::make(*opt, update_options, why_not);
+    if (train_updates) {
+      setup.updates = train_updates.get();
+    } else {
+      log << fmt::format("bench: the optimizer step runs eager: {}\n", why_not);
+    }
   }
   graph::CompiledStep* const infer_compiled = compile ? &*infer_graph : nullptr;
   if (train_cfg.amp.enabled) {

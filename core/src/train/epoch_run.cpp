@@ -69,14 +69,27 @@ LoopParts::LoopParts(const TrainContext& ctx, const TrainConfig& config, const T
   compiled = std::make_unique<graph::CompiledStep>(config.compile.options, params, model.buffers());
   if (ctx.progress != nullptr) compiled->on_message([p = ctx.progress](const std::string& line) { p->message(line); });
   if (anomaly) compiled->disable("train.detect_anomaly checks each op as it runs");
+  std::string why_not;
+  compiled_updates = CompiledUpdates::make(opt, config.compile.options, why_not);
+  if (!compiled_updates) {
+    log_info("compile: the optimizer step runs eager: {}", why_not);
+    return;
+  }
+  if (ctx.progress != nullptr)
+    compiled_updates->on_message([p = ctx.progress](const std::string& line) { p->message(line); });
+  if (anomaly) compiled_updates->disable("train.detect_anomaly checks each op as it runs");
 }
 
 LoopParts::~LoopParts() {
   if (!compiled) return;
   const graph::CompileStats& s = compiled->stats();
-  const std::string line = fmt::format("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}",
-                                       s.replayed, s.graphs, s.captured, s.eager,
-                                       s.fallback.empty() ? "" : " (" + s.fallback + ")");
+  std::string line = fmt::format("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}",
+                                 s.replayed, s.graphs, s.captured, s.eager,
+                                 s.fallback.empty() ? "" : " (" + s.fallback + ")");
+  const graph::CompileStats* u = compiled_updates ? &compiled_updates->stats() : nullptr;
+  if (u != nullptr)
+    line += fmt::format("; optimizer steps: {} replayed from {} graphs, {} captured, {} eager{}", u->replayed, u->graphs,
+                        u->captured, u->eager, u->fallback.empty() ? "" : " (" + u->fallback + ")");
   if (ctx.progress != nullptr) {
     ctx.progress->message(line);
   } else {
@@ -89,6 +102,11 @@ LoopParts::~LoopParts() {
   r.set("winograd", static_cast<int64_t>(s.winograd)).set("recomputed", static_cast<int64_t>(s.recomputed));
   r.set("in_place", static_cast<int64_t>(s.in_place));
   if (!s.fallback.empty()) r.set("fallback", s.fallback);
+  if (u != nullptr) {
+    r.set("optimizer_replayed", u->replayed).set("optimizer_captured", u->captured);
+    r.set("optimizer_eager", u->eager).set("optimizer_graphs", u->graphs);
+    if (!u->fallback.empty()) r.set("optimizer_fallback", u->fallback);
+  }
   if (!ctx.stage.empty()) r.set("stage", ctx.stage);
   ctx.metrics->log(r);
 }
@@ -180,7 +198,11 @@ bool EpochRun::step(const data::Batch& last, ProfileScope& phase) {
   double grad_norm = -1.0;
   if (l.config.clip_grad_norm) grad_norm = optim::clip_grad_norm_(l.params, *l.config.clip_grad_norm);
   if (l.config.clip_grad_value) optim::clip_grad_value_(l.params, *l.config.clip_grad_value);
-  l.opt.step();
+  if (l.compiled_updates) {
+    l.compiled_updates->step();
+  } else {
+    l.opt.step();
+  }
   if (l.scaler != nullptr) l.scaler->update(false);
   l.callbacks.after_optimizer_step(l.state);
   l.opt.zero_grad();

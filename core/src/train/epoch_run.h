@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "callback_list.h"
+#include "compiled_updates.h"
 #include "ingot/amp/autocast.h"
 #include "ingot/graph/compiled_step.h"
 #include "ingot/runtime/profiler.h"
@@ -50,6 +51,9 @@ struct LoopParts {
   std::optional<amp::AutocastRegion> autocast;
   /// train.compile: the micro-batch's forward and backward, captured and replayed; or null.
   std::unique_ptr<graph::CompiledStep> compiled;
+  /// train.compile: the optimizer step, captured and replayed; null when not compiled or when the
+  /// optimizer's step cannot be captured (then optimizer.step()).
+  std::unique_ptr<CompiledUpdates> compiled_updates;
 };
 
 class EpochRun {

@@ -41,7 +41,8 @@ struct CompileOptions {
   std::filesystem::path dump_dir;  ///< --dump-graph: the graph before and after each pass
 };
 
-/// A host value the step depends on, part of its guard key.
+/// A host value the step depends on, part of its guard key ("" as its name: left out of the key's
+/// text in the logs, e.g. a hash).
 struct GuardValue {
   const char* name;
   int64_t value;
@@ -75,6 +76,8 @@ class CompiledStep {
 
   /// Where the line each compiled graph gets goes (default: the info log).
   void on_message(std::function<void(const std::string&)> message) { message_ = std::move(message); }
+  /// What the logs call this step's graphs ("optimizer": "compile: optimizer graph 1 for ...").
+  void set_label(std::string label) { label_ = std::move(label); }
   /// Stops compiling: every later step runs eager (`why` is logged once).
   void disable(const std::string& why);
   const CompileStats& stats() const { return stats_; }
@@ -92,6 +95,7 @@ class CompiledStep {
   std::string disabled_;
   bool warned_limit_ = false;
   std::function<void(const std::string&)> message_;
+  std::string label_;
 };
 
 }  // namespace ingot::graph

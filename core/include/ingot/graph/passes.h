@@ -10,7 +10,8 @@
 namespace ingot::graph {
 
 /// Removes nodes whose outputs nothing reads: not a later node, not the step's results or
-/// gradients, not state (a node that writes state or an input stays). Returns how many went.
+/// gradients, not state (a node that writes state or an input stays, and so does one without outputs,
+/// which runs for what it writes into its inputs: an optimizer update). Returns how many went.
 int eliminate_dead_code(Graph& graph);
 
 /// Runs once, now, every node whose inputs are all constants (or that has none: a fill) and

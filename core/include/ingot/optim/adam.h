@@ -36,6 +36,7 @@ class Adam : public Optimizer {
   Adam(const std::vector<GroupSpec>& groups, const AdamOptions& options = {});
 
   std::string type() const override { return decoupled_ ? "adamw" : "adam"; }
+  bool capturable() const override { return true; }
   int state_tensors_per_param() const override { return defaults().flag("amsgrad") ? 3 : 2; }
 
  protected:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -75,6 +76,24 @@ class Optimizer {
 
   /// One update of every parameter that has a gradient.
   void step();
+
+  // ---- a captured step (train.compile): step() in a host half and a half of ops ------------------
+  /// Whether update_group runs its updates through issue() with hyper() tensors, so that a step
+  /// can be split into prepare_step() and run_updates() and the second captured as a graph (SGD,
+  /// Adam and AdamW are). An extension's optimizer is not unless it does the same and says so.
+  virtual bool capturable() const { return false; }
+  /// The host half of step(): state made, step counts advanced, and each update's lr and step
+  /// written into its hyper-parameter tensor; the updates wait for run_updates(). Updates a
+  /// previous prepare_step() left waiting are dropped (a replayed graph ran them instead).
+  void prepare_step();
+  /// The other half: the updates prepare_step() planned, as the ops' CAPTURABLE forms, which read
+  /// lr and step from the tensors, so that a replay of this call uses each step's values.
+  void run_updates();
+  /// Drops the updates prepare_step() planned (after a replay ran them) and the tensors they hold.
+  void discard_updates() { pending_.clear(); }
+  /// Changes whenever run_updates() would issue other calls: which parameters are updated
+  /// together, on which state and hyper-parameter tensors (a guard key of the captured graph).
+  int64_t updates_key() const { return updates_key_; }
   /// Sets every parameter's gradient to none (torch's set_to_none=True).
   void zero_grad();
 
@@ -105,10 +124,24 @@ class Optimizer {
   virtual void update_group(const ParamGroup& group, const std::vector<ParamState*>& states,
                             const std::vector<Tensor>& params, const std::vector<Tensor>& grads) = 0;
 
+  /// How update_group runs an update: at once in step(), later in run_updates() after
+  /// prepare_step() (a capturable() optimizer issues every op of an update this way).
+  void issue(std::function<void()> update);
+  /// The float64 [lr, step] tensor on `device` for the update issued next, holding `lr` and `step`
+  /// (prepare_step()); an undefined tensor in step(), whose updates read both from attributes.
+  Tensor hyper(double lr, double step, Device device);
+
  private:
+  void update_groups();
+
   GroupOptions defaults_;
   std::vector<ParamGroup> groups_;
   std::vector<std::vector<ParamState>> state_;  ///< [group][param]
+  bool preparing_ = false;
+  std::vector<std::function<void()>> pending_;  ///< prepare_step()'s updates
+  std::vector<Tensor> hyper_;                   ///< hyper() tensors, reused step after step in order
+  size_t hyper_used_ = 0;
+  int64_t updates_key_ = 0;
 };
 
 }  // namespace ingot::optim

@@ -28,6 +28,7 @@ class SGD final : public Optimizer {
   SGD(const std::vector<GroupSpec>& groups, const SgdOptions& options = {});
 
   std::string type() const override { return "sgd"; }
+  bool capturable() const override { return true; }
   int state_tensors_per_param() const override;
 
  protected:

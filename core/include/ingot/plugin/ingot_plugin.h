@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 6
+#define INGOT_ABI_MINOR 7
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)

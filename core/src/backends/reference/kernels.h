@@ -61,6 +61,8 @@ void run_batch_norm_bwd(const sdk::OpCall& c);
 void run_global_norm(const sdk::OpCall& c);
 void run_sgd_update(const sdk::OpCall& c);
 void run_adam_update(const sdk::OpCall& c);
+void run_sgd_update_capturable(const sdk::OpCall& c);
+void run_adam_update_capturable(const sdk::OpCall& c);
 // random.cpp: UNIFORM BERNOULLI NORMAL
 void run_random(const sdk::OpCall& c);
 // dropout.cpp

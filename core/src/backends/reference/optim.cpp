@@ -1,9 +1,11 @@
 // Multi-tensor optimizer ops: GLOBAL_NORM (sqrt of the sum of squares over every input, in
 // double, written as one value), SGD_UPDATE over (param, grad, momentum_buf) triples and
 // ADAM_UPDATE over (param, grad, exp_avg, exp_avg_sq[, max_exp_avg_sq]) with torch.optim's
-// semantics, updating params and state in place.
+// semantics, updating params and state in place; their CAPTURABLE forms read lr and step from a
+// float64 tensor first.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backends/reference/check.h"
 #include "backends/reference/dtype_dispatch.h"
@@ -117,6 +119,37 @@ void run_adam_update(const sdk::OpCall& c) {
       store_as<double>(ptr[0], dt[0], it[idx[0]], w - step_size * m_r / denom);
     }
   }
+}
+
+namespace {
+
+// The call without its leading hyper tensor, with `a`'s lr (and step) taken from it.
+template <class A>
+void run_with_hyper(const sdk::OpCall& c, const char* name, void (*run)(const sdk::OpCall&)) {
+  if (c.n_in < 1) fail("{}: expects the hyper-parameter tensor [lr, step] first, got no inputs", name);
+  const ingot_tensor_desc& h = c.in[0];
+  if (h.dtype != INGOT_F64 || sdk::numel(h) != 2 || !sdk::is_contiguous(h))
+    fail("{}: input 0 {} {} must be a contiguous float64 [2] tensor [lr, step]", name, sdk::dtype_label(h.dtype),
+         shape_str(h));
+  const double* v = sdk::data_ptr<const double>(h);
+  A a = sdk::attr<A>(c.attrs);
+  a.lr = v[0];
+  if constexpr (std::is_same_v<A, ingot_attr_adam>) a.step = static_cast<int64_t>(v[1]);
+  sdk::OpCall rest = c;
+  rest.in = c.in + 1;
+  rest.n_in = c.n_in - 1;
+  rest.attrs = &a;
+  run(rest);
+}
+
+}  // namespace
+
+void run_sgd_update_capturable(const sdk::OpCall& c) {
+  run_with_hyper<ingot_attr_sgd>(c, "sgd_update_capturable", &run_sgd_update);
+}
+
+void run_adam_update_capturable(const sdk::OpCall& c) {
+  run_with_hyper<ingot_attr_adam>(c, "adam_update_capturable", &run_adam_update);
 }
 
 }  // namespace ingot::reference

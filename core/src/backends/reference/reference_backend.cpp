@@ -59,6 +59,8 @@ Kernel kernel_for(int32_t op) {
     case INGOT_OP_GLOBAL_NORM: return &run_global_norm;
     case INGOT_OP_SGD_UPDATE: return &run_sgd_update;
     case INGOT_OP_ADAM_UPDATE: return &run_adam_update;
+    case INGOT_OP_SGD_UPDATE_CAPTURABLE: return &run_sgd_update_capturable;
+    case INGOT_OP_ADAM_UPDATE_CAPTURABLE: return &run_adam_update_capturable;
     case INGOT_OP_QUANTIZE: return &run_quantize;
     case INGOT_OP_DEQUANTIZE: return &run_dequantize;
     case INGOT_OP_QLINEAR: return &run_qlinear;
@@ -75,7 +77,8 @@ bool is_host_strided(const ingot_tensor_desc& d) {
 // The tensor whose dtype the op table's dtypes column constrains: the first data input, or the
 // output of ops without inputs (creation, RNG).
 const ingot_tensor_desc* primary(const sdk::OpCall& c) {
-  if (c.op == INGOT_OP_WHERE) return c.n_in > 1 ? &c.in[1] : nullptr;
+  if (c.op == INGOT_OP_WHERE || c.op == INGOT_OP_SGD_UPDATE_CAPTURABLE || c.op == INGOT_OP_ADAM_UPDATE_CAPTURABLE)
+    return c.n_in > 1 ? &c.in[1] : nullptr;  // after the condition / the hyper-parameters
   if (c.n_in > 0) return &c.in[0];
   return c.n_out > 0 ? &c.out[0] : nullptr;
 }
@@ -94,6 +97,8 @@ bool may_be_absent(int32_t op, bool input, int index) {
       return input ? index == 2 : index >= 1;
     case INGOT_OP_SGD_UPDATE:
       return input && index % 3 == 2;
+    case INGOT_OP_SGD_UPDATE_CAPTURABLE:
+      return input && index > 0 && (index - 1) % 3 == 2;
     default:
       return false;
   }
