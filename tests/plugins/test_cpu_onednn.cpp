@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cpu_isa.h"
+#include "ingot/ops/creation.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_info.h"
 #include "ingot/runtime/plugin_loader.h"
@@ -264,6 +265,47 @@ TEST_CASE("cpu_onednn copies and exact casts match the reference", "[onednn]") {
            0.0);
   // float -> int truncates in torch but rounds in oneDNN: declined
   CHECK_FALSE(claims(*be, INGOT_OP_CAST, {x}, {Tensor::empty({7, 9}, DType::I32)}, nullptr));
+}
+
+TEST_CASE("cpu_onednn index_select and scatter_add (an embedding's forward and backward) equal the reference", "[onednn]") {
+  const Backend* be = onednn();
+  if (be == nullptr) return;
+  auto axis = make_attr<ingot_attr_axis>();
+  const Tensor table = rnd({50, 24}, 60);
+  const Tensor ids = Tensor::from_vector<int64_t>({3, 49, 0, 3, 17, 3, 8}, {7});
+  check_op(*be, INGOT_OP_INDEX_SELECT, {table, ids}, {{{7, 24}, DType::F32}}, &axis, 0.0, 0.0);
+  check_op(*be, INGOT_OP_INDEX_SELECT, {table.to(DType::BF16), ids.to(DType::I32)}, {{{7, 24}, DType::BF16}}, &axis,
+           0.0, 0.0);
+  axis.axis = 1;  // columns, with a strided index
+  const Tensor cols = Tensor::from_vector<int64_t>({5, 0, 9, 9, 2, 0}, {6}).slice(0, 0, 6, 2);
+  check_op(*be, INGOT_OP_INDEX_SELECT, {table, cols}, {{{50, 3}, DType::F32}}, &axis, 0.0, 0.0);
+  // The embedding's gradient: the ids spread along the rows (stride 0), repeated ids summed in order.
+  axis.axis = 0;
+  const Tensor g = rnd({7, 24}, 61);
+  const Tensor spread = ids.reshape({7, 1}).expand({7, 24});
+  check_op(*be, INGOT_OP_SCATTER_ADD, {zeros({50, 24}), spread, g}, {{{50, 24}, DType::F32}}, &axis, 0.0, 0.0);
+  // a full index along a middle axis, onto non-zero values, in many threads' pieces
+  axis.axis = 1;
+  const Tensor self = rnd({3, 5, 4000}, 62);
+  const Tensor full = random_tensor({3, 9, 4000}, DType::I64, 63, 0, 4);
+  check_op(*be, INGOT_OP_SCATTER_ADD, {self, full, rnd({3, 9, 4000}, 64)}, {{{3, 5, 4000}, DType::F32}}, &axis, 0.0,
+           0.0);
+  // declined: an index smaller than src (the reference runs it), bf16 sums
+  CHECK_FALSE(claims(*be, INGOT_OP_SCATTER_ADD, {self, full.slice(1, 0, 4), rnd({3, 9, 4000}, 64)},
+                     {Tensor::empty({3, 5, 4000})}, &axis));
+  CHECK_FALSE(claims(*be, INGOT_OP_SCATTER_ADD, {self.to(DType::BF16), full, rnd({3, 9, 4000}, 64).to(DType::BF16)},
+                     {Tensor::empty({3, 5, 4000}, DType::BF16)}, &axis));
+  // an index out of range: the reference's error
+  axis.axis = 0;
+  const Tensor bad = Tensor::from_vector<int64_t>({1, 50}, {2});
+  Tensor out = Tensor::empty({2, 24});
+  CHECK_THROWS_WITH(run_op_on(*be, INGOT_OP_INDEX_SELECT, {table, bad}, {out}, &axis),
+                    Catch::Contains("index_select: index 50 is out of range for a dim of size 50"));
+  Tensor sum = Tensor::empty({50, 24});
+  CHECK_THROWS_WITH(run_op_on(*be, INGOT_OP_SCATTER_ADD, {zeros({50, 24}), bad.reshape({2, 1}).expand({2, 24}),
+                                                          rnd({2, 24}, 65)},
+                              {sum}, &axis),
+                    Catch::Contains("scatter_add: index 50 is out of range for a dim of size 50"));
 }
 
 TEST_CASE("cpu_onednn runs no reference ('ref:') kernel for its hot ops", "[onednn]") {

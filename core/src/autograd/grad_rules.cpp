@@ -263,10 +263,11 @@ INGOT_GRAD_RULE(gather, inputs(1)) {
 INGOT_GRAD_RULE(index_select, inputs(1)) {
   const int axis = attr_of<ingot_attr_axis>(c).axis;
   const Tensor &x = c.inputs[0], &index = c.inputs[1];
-  // Spread the 1-D index along the other dims so that scatter_add can add every slice back.
+  // Spread the 1-D index along the other dims so that scatter_add can add every slice back: a
+  // broadcast view (stride 0 off the axis), which backends read without a copy.
   Shape lane(std::vector<int64_t>(x.dim(), 1));
   lane[axis] = index.numel();
-  const Tensor spread = index.reshape(lane).expand(go[0].shape()).contiguous();
+  const Tensor spread = index.reshape(lane).expand(go[0].shape());
   return {scatter_back(x, axis, spread, go[0]), Tensor()};
 }
 INGOT_GRAD_RULE(scatter_add, inputs(1)) {
