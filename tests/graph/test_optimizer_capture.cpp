@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph_steps.h"
+#include "ingot/autograd/hooks.h"
 #include "ingot/graph/compiled_step.h"
 #include "ingot/optim/adam.h"
 #include "ingot/optim/sgd.h"
@@ -17,15 +18,19 @@ using ingot::test::same_bits;
 namespace {
 
 /// `steps` steps of two equal MLPs: `eager` with optimizer.step(), `compiled` with its updates
-/// captured. The lr changes each step; `reload_at` > 0 reloads both optimizers' state there.
+/// captured. The lr changes each step; `reload_at` > 0 reloads both optimizers' state there;
+/// `hook` puts a gradient hook on every parameter of the compiled model.
 /// Checks the weights after every step; returns the compiled updates' stats.
 template <class Opt, class Options>
-CompileStats updates_side_by_side(const Options& options, int steps, int reload_at = 0) {
+CompileStats updates_side_by_side(const Options& options, int steps, int reload_at = 0, bool hook = false) {
   MlpStep eager, compiled;
   Opt opt_e(eager.params(), options), opt_c(compiled.params(), options);
   REQUIRE(opt_c.capturable());
   std::vector<Tensor> params = compiled.params();
   CompiledStep updates(CompileOptions{}, params);
+  updates.set_makes_gradients(false);
+  if (hook)  // as data parallelism's: called in backward, which the optimizer's graph does not run
+    for (const Tensor& p : params) autograd::register_post_accumulate_grad_hook(p, [](const Tensor&) {});
   for (int i = 0; i < steps; ++i) {
     const auto b = MlpStep::batch(8, static_cast<uint64_t>(40 + i));
     eager.step(b);
@@ -96,4 +101,13 @@ TEST_CASE("optimizer capture: new state tensors (load_state_dict) compile anothe
   const CompileStats st = updates_side_by_side<optim::SGD>(s, 12, 6);
   CHECK(st.graphs == 2);
   CHECK(st.replayed == 12 - 6);  // each key: one eager step, two captures
+}
+
+TEST_CASE("optimizer capture: gradient hooks (data parallelism's) do not keep the optimizer step eager") {
+  optim::SgdOptions s;
+  s.lr = 0.1;
+  s.momentum = 0.9;
+  const CompileStats st = updates_side_by_side<optim::SGD>(s, 6, 0, true);
+  CHECK(st.replayed == 3);
+  CHECK(st.fallback.empty());
 }

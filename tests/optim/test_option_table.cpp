@@ -184,6 +184,9 @@ TEST_CASE("optim options: an extension's optimizer gets keys, groups, checkpoint
   w.set_grad(Tensor::from_vector<float>({0.5f, -0.5f, 0.0f, 2.0f}, {2, 2}));
   lion->step();
   INGOT_REQUIRE_CLOSE(w, Tensor::from_vector<float>({0.85f, -1.8f, 0.475f, 3.7f}, {2, 2}), 1e-6, 1e-6);
+  // its updates are ordinary ops, not issued for a captured step: train.compile keeps its step eager
+  CHECK_FALSE(lion->capturable());
+  CHECK_THROWS_WITH(lion->prepare_step(), Catch::Contains("lion: its updates cannot be captured"));
 
   // the checkpoint holds its own options, and a fresh Lion continues from it
   const OptimizerState st = lion->state_dict();

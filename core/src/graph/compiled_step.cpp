@@ -189,7 +189,7 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
       // The first step of a key runs eager: lazily made state (optimizer moments, caches) exists
       // before a capture sees the step.
       for (const Tensor& p : params_)
-        if (autograd::has_post_accumulate_grad_hooks(p)) {
+        if (makes_gradients_ && autograd::has_post_accumulate_grad_hooks(p)) {
           disable("a parameter has a gradient hook (data parallelism reduces gradients from one), which a replay "
                   "would not call");
           ++stats_.eager;

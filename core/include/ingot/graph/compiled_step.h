@@ -76,6 +76,9 @@ class CompiledStep {
 
   /// Where the line each compiled graph gets goes (default: the info log).
   void on_message(std::function<void(const std::string&)> message) { message_ = std::move(message); }
+  /// For a step that reads the parameters' gradients but makes none (the optimizer's): gradient
+  /// hooks, which a replayed backward pass would not call, do not keep it eager.
+  void set_makes_gradients(bool makes) { makes_gradients_ = makes; }
   /// What the logs call this step's graphs ("optimizer": "compile: optimizer graph 1 for ...").
   void set_label(std::string label) { label_ = std::move(label); }
   /// Stops compiling: every later step runs eager (`why` is logged once).
@@ -96,6 +99,7 @@ class CompiledStep {
   bool warned_limit_ = false;
   std::function<void(const std::string&)> message_;
   std::string label_;
+  bool makes_gradients_ = true;
 };
 
 }  // namespace ingot::graph
