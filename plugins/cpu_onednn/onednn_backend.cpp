@@ -14,10 +14,10 @@ constexpr size_t kPlanCacheCapacity = 1024;
 constexpr size_t kPackedWeightsCapacity = 256;
 
 const OpFamily* const kFamilies[] = {
-    &matmul_family(),  &conv_family(),       &pool_family(),       &eltwise_family(),   &binary_family(),
-    &softmax_family(), &batch_norm_family(), &layer_norm_family(), &reduction_family(), &reorder_family(),
-    &optim_family(),   &select_family(),     &relu_bwd_family(),   &quant_family(),     &qlinear_family(),
-    &qconv_family(),   &attention_family(),  &fill_family(),       &dropout_family(),   &cross_entropy_family(),
+    &matmul_family(),       &conv_family(),       &pool_family(),       &eltwise_family(),   &binary_family(),
+    &softmax_family(),      &batch_norm_family(), &layer_norm_family(), &reduction_family(), &reorder_family(),
+    &optim_family(),        &select_family(),     &relu_bwd_family(),   &quant_family(),     &qlinear_family(),
+    &qconv_family(),        &attention_family(),  &fill_family(),       &dropout_family(),   &cross_entropy_family(),
     &add_relu_bwd_family(), &index_family()};
 }  // namespace
 

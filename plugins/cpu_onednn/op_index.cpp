@@ -107,9 +107,9 @@ int64_t load_index(const ingot_tensor_desc& index, int64_t offset) {
 }
 
 [[noreturn]] void out_of_range(int32_t op, int64_t i, int64_t bound) {
-  throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT, std::string(op == INGOT_OP_INDEX_SELECT ? "index_select" : "scatter_add") +
-                                                     ": index " + std::to_string(i) +
-                                                     " is out of range for a dim of size " + std::to_string(bound));
+  throw sdk::Failure(INGOT_ERR_INVALID_ARGUMENT,
+                     std::string(op == INGOT_OP_INDEX_SELECT ? "index_select" : "scatter_add") + ": index " +
+                         std::to_string(i) + " is out of range for a dim of size " + std::to_string(bound));
 }
 
 bool parallel(int64_t work) { return work >= Exec::kSerialGrain && omp_get_max_threads() > 1; }
@@ -153,9 +153,9 @@ void scatter_add(const sdk::OpCall& c) {
   const float* s = sdk::data_ptr<const float>(src);
   if (y != sdk::data_ptr<const float>(self))
     std::memcpy(y, sdk::data_ptr<const float>(self), static_cast<size_t>(sdk::numel(out)) * sizeof(float));
-  // Threads split the inner positions: each output element gets its terms in increasing i.
 #pragma omp parallel if (parallel(d.outer * n * d.inner))
   {
+    // Threads split the inner positions: each output element gets its terms in increasing i.
     const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t begin = d.inner * t / threads, end = d.inner * (t + 1) / threads;
     for (int64_t o = 0; o < d.outer; ++o)

@@ -107,8 +107,8 @@ Tolerance tolerance_for(const OpCase& c, DType dtype) {
 DType case_dtype(const OpCase& c) {
   if (c.inputs.empty()) return c.outputs.at(0).dtype;
   // after WHERE's condition and the CAPTURABLE updates' hyper-parameters
-  const bool second = c.op == INGOT_OP_WHERE || c.op == INGOT_OP_SGD_UPDATE_CAPTURABLE ||
-                      c.op == INGOT_OP_ADAM_UPDATE_CAPTURABLE;
+  const bool second =
+      c.op == INGOT_OP_WHERE || c.op == INGOT_OP_SGD_UPDATE_CAPTURABLE || c.op == INGOT_OP_ADAM_UPDATE_CAPTURABLE;
   return c.inputs[second ? 1 : 0].dtype();
 }
 

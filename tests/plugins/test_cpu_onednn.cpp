@@ -267,7 +267,8 @@ TEST_CASE("cpu_onednn copies and exact casts match the reference", "[onednn]") {
   CHECK_FALSE(claims(*be, INGOT_OP_CAST, {x}, {Tensor::empty({7, 9}, DType::I32)}, nullptr));
 }
 
-TEST_CASE("cpu_onednn index_select and scatter_add (an embedding's forward and backward) equal the reference", "[onednn]") {
+TEST_CASE("cpu_onednn index_select and scatter_add (an embedding's forward and backward) equal the reference",
+          "[onednn]") {
   const Backend* be = onednn();
   if (be == nullptr) return;
   auto axis = make_attr<ingot_attr_axis>();
@@ -302,9 +303,8 @@ TEST_CASE("cpu_onednn index_select and scatter_add (an embedding's forward and b
   CHECK_THROWS_WITH(run_op_on(*be, INGOT_OP_INDEX_SELECT, {table, bad}, {out}, &axis),
                     Catch::Contains("index_select: index 50 is out of range for a dim of size 50"));
   Tensor sum = Tensor::empty({50, 24});
-  CHECK_THROWS_WITH(run_op_on(*be, INGOT_OP_SCATTER_ADD, {zeros({50, 24}), bad.reshape({2, 1}).expand({2, 24}),
-                                                          rnd({2, 24}, 65)},
-                              {sum}, &axis),
+  CHECK_THROWS_WITH(run_op_on(*be, INGOT_OP_SCATTER_ADD,
+                              {zeros({50, 24}), bad.reshape({2, 1}).expand({2, 24}), rnd({2, 24}, 65)}, {sum}, &axis),
                     Catch::Contains("scatter_add: index 50 is out of range for a dim of size 50"));
 }
 

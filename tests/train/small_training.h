@@ -1,6 +1,6 @@
 // A small training run for the trainer's tests: an MLP (16 -> 8 -> 3) on synthetic 4x4 images,
-// SGD without momentum (or AdamW, or momentum, when a test says), the cross-entropy loss, and train_loop over one epoch with the callbacks
-// given. Each test sets what it varies.
+// SGD without momentum (or with it, or AdamW, when a test says), the cross-entropy loss, and
+// train_loop over one epoch with the callbacks given. Each test sets what it varies.
 #pragma once
 
 #include <memory>

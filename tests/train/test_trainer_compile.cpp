@@ -35,7 +35,8 @@ TEST_CASE("trainer compile: the weights of 3 epochs equal the eager loop's bit f
   check_same_run(t);
 }
 
-TEST_CASE("trainer compile: AdamW under a cosine schedule, its updates captured, equals the eager loop", "[train][compile]") {
+TEST_CASE("trainer compile: AdamW under a cosine schedule, its updates captured, equals the eager loop",
+          "[train][compile]") {
   SmallTraining t;
   t.samples = 64;
   t.config.epochs = 3;

@@ -106,15 +106,15 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   stats_.prepacked = prepacked;
   stats_.in_place = in_place;
   const std::string line = fmt::format(
-      "compile: {}graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}{}, {} values recomputed for "
-      "backward, {} written in place; intermediate values {} planned in one arena (no reuse: {}, the most alive at "
-      "once: {}), {} left to the caller each step",
+      "compile: {}graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}{}, {} values "
+      "recomputed for backward, {} written in place; intermediate values {} planned in one arena (no reuse: {}, the "
+      "most alive at once: {}), {} left to the caller each step",
       label_.empty() ? "" : label_ + " ", stats_.graphs, key_text, captured_nodes, removed, folded, fused,
       pool_grads > 0 ? fmt::format(", {} relu gradients taken before max pooling's", pool_grads) : "",
       options_.winograd ? fmt::format(", {} convolutions on Winograd kernels", winograd) : "",
       options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed, in_place,
-      format_bytes(plan.arena_bytes),
-      format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes), format_bytes(plan.escaping_bytes));
+      format_bytes(plan.arena_bytes), format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes),
+      format_bytes(plan.escaping_bytes));
   if (message_) {
     message_(line);
   } else {

@@ -11,8 +11,7 @@ namespace ingot {
 namespace {
 
 // Puts `hyper` first when it is defined (the op's CAPTURABLE form) and runs the update.
-void run_update(OpKind plain, OpKind capturable, std::vector<Tensor>& inputs, const Tensor& hyper,
-                const void* attr) {
+void run_update(OpKind plain, OpKind capturable, std::vector<Tensor>& inputs, const Tensor& hyper, const void* attr) {
   if (!hyper.defined()) {
     run_op_into(plain, inputs, {}, attr);
     return;
@@ -21,8 +20,8 @@ void run_update(OpKind plain, OpKind capturable, std::vector<Tensor>& inputs, co
   INGOT_CHECK(hyper.dtype() == DType::F64 && hyper.numel() == 2 && hyper.is_contiguous(),
               "{}: the hyper-parameters must be a contiguous float64 tensor [lr, step], got {} {}", name,
               dtype_name(hyper.dtype()), hyper.shape().str());
-  INGOT_CHECK(hyper.device() == inputs.front().device(), "{}: the hyper-parameters are on {}, the params on {}",
-              name, hyper.device().str(), inputs.front().device().str());
+  INGOT_CHECK(hyper.device() == inputs.front().device(), "{}: the hyper-parameters are on {}, the params on {}", name,
+              hyper.device().str(), inputs.front().device().str());
   inputs.insert(inputs.begin(), hyper);
   run_op_into(capturable, inputs, {}, attr);
 }
@@ -78,7 +77,8 @@ void adam_update(const std::vector<Tensor>& params, const std::vector<Tensor>& g
   INGOT_CHECK(max_exp_avg_sqs.size() == (attr.amsgrad ? n : 0),
               "adam_update: {} params but {} max_exp_avg_sqs (amsgrad {})", n, max_exp_avg_sqs.size(),
               attr.amsgrad != 0);
-  INGOT_CHECK(hyper.defined() || attr.step >= 1, "adam_update: step is {}, expected the 1-based number of this update", attr.step);
+  INGOT_CHECK(hyper.defined() || attr.step >= 1, "adam_update: step is {}, expected the 1-based number of this update",
+              attr.step);
   if (n == 0) return;
   const int per = attr.amsgrad ? 5 : 4;
   std::vector<Tensor> inputs;

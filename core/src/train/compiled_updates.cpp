@@ -24,14 +24,15 @@ bool runs_on(Device device, std::string& why_not) {
     OpKind op;
     std::vector<Tensor> in;
     const void* attr;
-  } probes[] = {{INGOT_OP_SGD_UPDATE_CAPTURABLE, {h, x, x, x}, &sgd}, {INGOT_OP_ADAM_UPDATE_CAPTURABLE, {h, x, x, x, x}, &adam}};
+  } probes[] = {{INGOT_OP_SGD_UPDATE_CAPTURABLE, {h, x, x, x}, &sgd},
+                {INGOT_OP_ADAM_UPDATE_CAPTURABLE, {h, x, x, x, x}, &adam}};
   for (const auto& p : probes) {
     const char* name = op_info(p.op).name;
     try {
       const Backend& b = select_backend(p.op, p.in, {}, p.attr, device);
       if (b.device_kind() != device.kind) {
-        why_not = fmt::format("no backend of {} runs {} (the {} backend would run it on the host)", device.str(),
-                              name, b.name());
+        why_not = fmt::format("no backend of {} runs {} (the {} backend would run it on the host)", device.str(), name,
+                              b.name());
         return false;
       }
     } catch (const std::exception&) {

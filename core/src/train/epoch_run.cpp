@@ -83,13 +83,13 @@ LoopParts::LoopParts(const TrainContext& ctx, const TrainConfig& config, const T
 LoopParts::~LoopParts() {
   if (!compiled) return;
   const graph::CompileStats& s = compiled->stats();
-  std::string line = fmt::format("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}",
-                                 s.replayed, s.graphs, s.captured, s.eager,
-                                 s.fallback.empty() ? "" : " (" + s.fallback + ")");
+  std::string line =
+      fmt::format("compile: {} micro-batches replayed from {} graphs, {} captured, {} eager{}", s.replayed, s.graphs,
+                  s.captured, s.eager, s.fallback.empty() ? "" : " (" + s.fallback + ")");
   const graph::CompileStats* u = compiled_updates ? &compiled_updates->stats() : nullptr;
   if (u != nullptr)
-    line += fmt::format("; optimizer steps: {} replayed from {} graphs, {} captured, {} eager{}", u->replayed, u->graphs,
-                        u->captured, u->eager, u->fallback.empty() ? "" : " (" + u->fallback + ")");
+    line += fmt::format("; optimizer steps: {} replayed from {} graphs, {} captured, {} eager{}", u->replayed,
+                        u->graphs, u->captured, u->eager, u->fallback.empty() ? "" : " (" + u->fallback + ")");
   if (ctx.progress != nullptr) {
     ctx.progress->message(line);
   } else {
