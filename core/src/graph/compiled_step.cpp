@@ -105,7 +105,7 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
   stats_.recomputed = recomputed;
   stats_.prepacked = prepacked;
   stats_.in_place = in_place;
-  const std::string line = fmt::format(
+  std::string line = fmt::format(
       "compile: {}graph {} for {}: {} nodes captured, {} dead, {} folded, {} pairs fused{}{}{}, {} values "
       "recomputed for backward, {} written in place; intermediate values {} planned in one arena (no reuse: {}, the "
       "most alive at once: {}), {} left to the caller each step",
@@ -115,6 +115,11 @@ std::unique_ptr<Executable> CompiledStep::compile(Graph graph, const std::string
       options_.freeze_weights ? fmt::format(", {} weights packed", prepacked) : "", recomputed, in_place,
       format_bytes(plan.arena_bytes), format_bytes(plan.unplanned_bytes), format_bytes(plan.peak_live_bytes),
       format_bytes(plan.escaping_bytes));
+  // A graph without intermediate values (the optimizer's updates write the caller's tensors) gets
+  // the short line.
+  if (plan.unplanned_bytes == 0 && plan.escaping_bytes == 0 && fused == 0 && recomputed == 0)
+    line = fmt::format("compile: {}graph {} for {}: {} nodes captured, {} dead, {} folded; no intermediate values",
+                       label_.empty() ? "" : label_ + " ", stats_.graphs, key_text, captured_nodes, removed, folded);
   if (message_) {
     message_(line);
   } else {
