@@ -251,7 +251,8 @@ Tensor Tensor::to(DType dt) const {
 
 Tensor Tensor::to(Device dev) const {
   if (dev == device()) return *this;
-  if (OpRecorder* r = op_recorder()) r->unrecordable("a copy between devices");
+  OpRecorder* const recorder = op_recorder();
+  if (recorder != nullptr && !(device().is_cpu() && !dev.is_cpu())) recorder->unrecordable("a copy between devices");
   const Tensor src = contiguous();
   Tensor dst = empty(shape(), dtype(), dev);
   const Device accel = dev.is_cpu() ? device() : dev;
@@ -263,6 +264,7 @@ Tensor Tensor::to(Device dev) const {
   } catch (const PluginError& e) {
     throw PluginError(fmt::format("copy {} -> {}: {}", device().str(), dev.str(), e.what()));
   }
+  if (recorder != nullptr && device().is_cpu()) recorder->record_upload(src, dst);  // host -> device
   return autograd::record_view(*this, dst, "ToDeviceBackward", [src = device()](const Tensor& g) { return g.to(src); });
 }
 

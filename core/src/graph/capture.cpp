@@ -9,8 +9,10 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ingot/runtime/backend.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/op_recorder.h"
+#include "ingot/runtime/registry.h"
 
 namespace ingot::graph {
 
@@ -31,6 +33,7 @@ std::optional<size_t> rng_field(OpKind op, const unsigned char* attrs) {
 struct External {
   std::vector<unsigned char> snapshot;  ///< empty when not copied (too large, not on the host)
   bool copied = false;
+  bool upload = false;  ///< a host tensor's bytes the step copied to a device (snapshot: those bytes)
   std::string first_reader;
 };
 
@@ -110,6 +113,26 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
 
   void unrecordable(const char* what) override {
     if (failure_.empty()) failure_ = what;
+  }
+
+  /// A scalar (any small tensor) the step's host code made and copied to a device becomes a
+  /// constant of that device, made once when the graph is built. A tensor a node made, or one that
+  /// existed before the step, could hold other values next time: that copy stays unrecordable.
+  void record_upload(const Tensor& src, const Tensor& dst) override {
+    if (!failure_.empty()) return;
+    const std::shared_ptr<Storage>& s = src.storage();
+    const size_t bytes = static_cast<size_t>(src.numel()) * dtype_size(src.dtype());
+    if (value_of(s) >= 0 || s->serial() <= start_serial_ || bytes > kMaxConstantBytes ||
+        bytes != dst.storage()->nbytes()) {
+      unrecordable("a copy between devices (of a tensor an op made, or one made before the step)");
+      return;
+    }
+    const int v = new_value(ValueKind::Constant, dst.storage());
+    External& e = externals_[v];
+    e.first_reader = "a copy to " + dst.device().str();
+    const auto* p = static_cast<const unsigned char*>(s->data()) + src.offset() * dtype_size(src.dtype());
+    e.snapshot.assign(p, p + bytes);
+    e.copied = e.upload = true;
   }
 
   void before_draw(Generator& gen) override {
@@ -215,6 +238,13 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
         if (alive != nullptr) {
           val.kind = ValueKind::State;
           val.storage = alive;
+        } else if (e.upload) {
+          if (val.written) {
+            failure_ = fmt::format("a {}-byte tensor the host code copied to {} is written in place", val.nbytes,
+                                   val.device.str());
+            return;
+          }
+          upload(val, e.snapshot);
         } else if (e.copied) {
           auto copy = Tensor::empty({static_cast<int64_t>(e.snapshot.size())}, DType::U8);
           if (!e.snapshot.empty()) std::memcpy(copy.storage()->data(), e.snapshot.data(), e.snapshot.size());
@@ -228,6 +258,17 @@ class Recorder final : public OpRecorder, public GeneratorObserver {
         }
       }
     }
+  }
+
+  /// The device's copy of an uploaded constant, made now (a backend copy: nothing is recorded).
+  static void upload(Value& val, const std::vector<unsigned char>& bytes) {
+    const Tensor copy = Tensor::empty({static_cast<int64_t>(val.nbytes)}, DType::U8, val.device);
+    const Backend& b = BackendRegistry::instance().device_backend(val.device);
+    if (!bytes.empty())
+      b.copy(val.device.index, copy.storage()->data(), val.device.kind, bytes.data(), DeviceKind::CPU, bytes.size(),
+             exec_context());
+    val.storage = copy.storage();
+    val.upload = bytes;
   }
 
   Graph g_;

@@ -88,8 +88,9 @@ bool same_graph(const Graph& a, const Graph& b, std::string* why) {
       return differ(fmt::format("{} is a {} {}-byte value, then a {} {}-byte one", where, kind_name(x.kind), x.nbytes,
                                 kind_name(y.kind), y.nbytes));
     if (x.kind == ValueKind::State && x.storage != y.storage) return differ(fmt::format("{}: other state", where));
-    if (x.kind == ValueKind::Constant &&
-        std::memcmp(x.storage->data(), y.storage->data(), x.nbytes) != 0)
+    const bool uploaded = !x.upload.empty() || !y.upload.empty();  // device memory: compare the host bytes
+    if (x.kind == ValueKind::Constant && (uploaded ? x.upload != y.upload
+                                                   : std::memcmp(x.storage->data(), y.storage->data(), x.nbytes) != 0))
       return differ(fmt::format("{}: a constant the host code made changed between two steps", where));
   }
   if (!same_refs(a.results, b.results)) return differ("the step returns other tensors");

@@ -25,6 +25,7 @@ enum class ValueKind {
   Input,     ///< bound at each replay: the batch, gradients that exist before the step
   State,     ///< outlives the step (parameters, buffers, a loss scale): read and written live
   Constant,  ///< made by the step's host code without an op (a scalar): the graph keeps a copy
+             ///< (on the device when the host code copied it there)
   Internal,  ///< made by a node
 };
 
@@ -47,6 +48,9 @@ struct Value {
   /// Internal: made over this value's block by the node that reads it last (share_in_place);
   /// plan_memory gives both one block. -1: a block of its own.
   int shares = -1;
+  /// A constant of a device (a host scalar the step copied there): its bytes as the host made
+  /// them, which two captures compare; `storage` is the device's copy, made once.
+  std::vector<unsigned char> upload;
 };
 
 /// A tensor as a node sees it: a view (shape, strides, offset, dtype, layout) of a value.

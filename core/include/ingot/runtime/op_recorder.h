@@ -41,6 +41,13 @@ class OpRecorder {
   /// Something ran that a recording cannot replay (an op run on the host for a device, a copy
   /// between devices): `what` says which.
   virtual void unrecordable(const char* what) = 0;
+  /// After the contiguous host tensor `src` was copied into the fresh `dst` on a device (a scalar
+  /// the step's host code made, on its way to the device). A recording that cannot keep it as a
+  /// constant of the device says the copy is unrecordable.
+  virtual void record_upload(const Tensor& src, const Tensor& dst) {
+    (void)src, (void)dst;
+    unrecordable("a copy between devices");
+  }
 };
 
 /// Installs `recorder` for this thread (null: none); returns the one it replaces.
