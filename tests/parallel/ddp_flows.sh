@@ -2,7 +2,7 @@
 # Data and pipeline parallel end to end through `ingot launch`: with 1, 2 and 3 ranks the 20-step loss
 # trajectory and the final weights equal one process's on the whole batch (the ranks' batches
 # together), and so do a CNN's with sync_batchnorm and those of a model split over 2 ranks (GPipe,
-# 4 micro-batches); a
+# 4 micro-batches), and 2 ranks with train.compile equal 2 without; a
 # resume with another world size is refused, with the same one it completes; a config without
 # parallel: is refused when launched; a killed rank stops the job with a line naming it; Ctrl-C
 # stops every rank at one step, rank 0 saves a checkpoint, and --resume finishes the run.
@@ -61,6 +61,18 @@ for world in 1 2 3; do
   echo "ddp with $world ranks: ok"
 done
 
+# train.compile under ddp: a replay calls the reducer's gradient hooks after the graph, so 2 ranks
+# compiled give 2 ranks eager's losses and weights; most micro-batches and optimizer steps replay.
+"$ingot" launch --nproc-per-node 2 run $cfg --runs-dir "$work" --set name=ddp2c --set train.compile=true $set_comm \
+  > "$work/ddp2c.txt" 2>&1 || fail "launch 2 compiled: $(cat "$work/ddp2c.txt")"
+same_run "$work/ddp2c" "$work/ddp2" || fail "2 ranks compiled differ from 2 ranks eager"
+/usr/bin/python3 - "$work/ddp2c/metrics.jsonl" <<'PY' || fail "compiled ddp did not replay: $(grep compile "$work/ddp2c.txt")"
+import json, sys
+c = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "compile"][-1]
+assert c["replayed"] >= 15 and c["optimizer_replayed"] >= 15 and "fallback" not in c, c
+PY
+echo "ddp with 2 ranks and train.compile: ok"
+
 # SyncBatchNorm: the CNN's BatchNorm statistics over both ranks' batches, so 2 x 16 equals one
 # process at 32 (whose BatchNorm sees the whole batch) step for step.
 bn="tests/parallel/configs/ddp_slow.yaml --set model.dropout=0 --set train.steps=20 --set parallel.sync_batchnorm=true"
@@ -71,6 +83,14 @@ bn="tests/parallel/configs/ddp_slow.yaml --set model.dropout=0 --set train.steps
 grep -q "sync_batchnorm: 2 BatchNorm layer(s)" "$work/bn_two.txt" || fail "no conversion line: $(cat "$work/bn_two.txt")"
 same_run "$work/bn_two" "$work/bn_one" || fail "sync_batchnorm over 2 ranks differs from one process"
 echo "sync_batchnorm with 2 ranks: ok"
+# ... and with train.compile its all-reduce in forward keeps the micro-batches eager, saying why,
+# while the optimizer step still replays.
+"$ingot" launch --nproc-per-node 2 run $bn --runs-dir "$work" --set name=bn_two_c --set data.batch_size=16 \
+  --set train.steps=6 --set train.compile=true $set_comm > "$work/bn_two_c.txt" 2>&1 ||
+  fail "sync_batchnorm compiled, 2 ranks: $(cat "$work/bn_two_c.txt")"
+grep -q "runs eager: a collective of a communicator" "$work/bn_two_c.txt" ||
+  fail "sync_batchnorm compiled: no reason given: $(grep compile "$work/bn_two_c.txt")"
+echo "sync_batchnorm with train.compile: eager, with the reason: ok"
 
 # Pipeline parallel: two stages, 4 micro-batches, the same losses and weights as one process.
 pcfg=tests/parallel/configs/pipeline_mlp.yaml

@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "ingot/runtime/op_recorder.h"
 #include "record.h"
 
 namespace ingot::autograd {
@@ -24,6 +25,16 @@ void remove_post_accumulate_grad_hook(const Tensor& leaf, uint64_t id) {
 
 bool has_post_accumulate_grad_hooks(const Tensor& leaf) {
   return leaf.defined() && leaf.impl().autograd != nullptr && !leaf.impl().autograd->post_accumulate_hooks.empty();
+}
+
+void run_post_accumulate_grad_hooks(const Tensor& leaf) {
+  if (!has_post_accumulate_grad_hooks(leaf)) return;
+  struct Paused {  // the recorder of this thread, put back however the hooks end
+    OpRecorder* previous = set_op_recorder(nullptr);
+    ~Paused() { set_op_recorder(previous); }
+  } paused;
+  // (a copy of the list: a hook may remove itself)
+  for (const auto& [id, hook] : std::vector(leaf.impl().autograd->post_accumulate_hooks)) hook(leaf);
 }
 
 }  // namespace ingot::autograd

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ingot/autograd/hooks.h"
 #include "ingot/autograd/saved_tensors.h"
 #include "ingot/ops/creation.h"
 #include "ingot/ops/elementwise.h"
@@ -90,7 +91,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>& grad_outputs) {
   } else {
     m.grad = add(m.grad, g);
   }
-  for (const auto& [id, hook] : std::vector(m.post_accumulate_hooks)) hook(leaf);  // may remove itself
+  run_post_accumulate_grad_hooks(leaf);
   return {};
 }
 

@@ -193,13 +193,6 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
     case Entry::State::Warm: {
       // The first step of a key runs eager: lazily made state (optimizer moments, caches) exists
       // before a capture sees the step.
-      for (const Tensor& p : params_)
-        if (makes_gradients_ && autograd::has_post_accumulate_grad_hooks(p)) {
-          disable("a parameter has a gradient hook (data parallelism reduces gradients from one), which a replay "
-                  "would not call");
-          ++stats_.eager;
-          return body();
-        }
       e.state = Entry::State::Verify;
       ++stats_.eager;
       return body();
@@ -243,9 +236,22 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
     std::vector<double> seconds;
     std::vector<Tensor> out = e.exec->run(bound, params_, &seconds);
     write_graph(options_.dump_dir, fmt::format("graph{}-5-replay", e.index), e.exec->graph(), seconds);
+    run_gradient_hooks(e.exec->graph());
     return out;
   }
-  return e.exec->run(bound, params_);
+  std::vector<Tensor> out = e.exec->run(bound, params_);
+  run_gradient_hooks(e.exec->graph());
+  return out;
+}
+
+void CompiledStep::run_gradient_hooks(const Graph& g) const {
+  if (!makes_gradients_) return;
+  // The parameters whose gradient the step made or added to (not one it only passed on), last
+  // first: backward produces the last layers' gradients first.
+  for (auto it = g.grads.rbegin(); it != g.grads.rend(); ++it) {
+    const Value& v = g.values[it->second.value];
+    if (v.kind == ValueKind::Internal || v.written) autograd::run_post_accumulate_grad_hooks(params_[it->first]);
+  }
 }
 
 }  // namespace ingot::graph

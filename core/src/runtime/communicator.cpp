@@ -13,6 +13,7 @@
 #include "ingot/runtime/device_memory.h"
 #include "ingot/runtime/dispatch.h"
 #include "ingot/runtime/kv_store.h"
+#include "ingot/runtime/op_recorder.h"
 #include "runtime/host_api.h"
 
 namespace ingot {
@@ -71,6 +72,10 @@ std::string Communicator::where(const char* what) const {
 }
 
 void Communicator::check(const char* what, const Tensor& t) const {
+  // A replay runs backend calls only: a collective inside a captured step (SyncBatchNorm's
+  // statistics) keeps the step eager. The gradient reducer's run in hooks or on their own thread,
+  // outside any recording.
+  if (OpRecorder* r = op_recorder()) r->unrecordable("a collective of a communicator (e.g. SyncBatchNorm's)");
   INGOT_CHECK(handle_ != nullptr, "{}: used after being moved from", where(what));
   INGOT_CHECK(t.defined(), "{}: undefined tensor", where(what));
   INGOT_CHECK(t.device() == device_, "{}: a tensor on {}; this communicator exchanges tensors on {}", where(what),
@@ -131,6 +136,7 @@ void Communicator::reduce_scatter(const Tensor& input, const Tensor& output, Red
 }
 
 void Communicator::barrier() const {
+  if (OpRecorder* r = op_recorder()) r->unrecordable("a collective of a communicator (a barrier)");
   INGOT_CHECK(handle_ != nullptr, "{}: used after being moved from", where("barrier"));
   const ingot_communicator* t = component_->table;
   throw_if_error(t->barrier(t->self, handle_, stream_), where("barrier"));

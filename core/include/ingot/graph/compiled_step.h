@@ -76,8 +76,11 @@ class CompiledStep {
 
   /// Where the line each compiled graph gets goes (default: the info log).
   void on_message(std::function<void(const std::string&)> message) { message_ = std::move(message); }
-  /// For a step that reads the parameters' gradients but makes none (the optimizer's): gradient
-  /// hooks, which a replayed backward pass would not call, do not keep it eager.
+  /// For a step that reads the parameters' gradients but makes none (the optimizer's): a replay
+  /// calls no gradient hooks. Otherwise a replay, which runs no autograd, calls the hooks of every
+  /// parameter whose gradient the graph made or added to, after the graph, last parameter first
+  /// (backward's order), as backward would have (data parallelism's reducer then reduces after
+  /// the graph instead of during backward).
   void set_makes_gradients(bool makes) { makes_gradients_ = makes; }
   /// What the logs call this step's graphs ("optimizer": "compile: optimizer graph 1 for ...").
   void set_label(std::string label) { label_ = std::move(label); }
@@ -89,6 +92,7 @@ class CompiledStep {
   struct Entry;
   std::unique_ptr<Executable> compile(Graph graph, const std::string& key_text);
   void fall_back(Entry& e, const std::string& why);
+  void run_gradient_hooks(const Graph& graph) const;
 
   CompileOptions options_;
   std::vector<Tensor> params_, guarded_;
