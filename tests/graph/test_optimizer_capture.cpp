@@ -19,18 +19,19 @@ namespace {
 
 /// `steps` steps of two equal MLPs: `eager` with optimizer.step(), `compiled` with its updates
 /// captured. The lr changes each step; `reload_at` > 0 reloads both optimizers' state there;
-/// `hook` puts a gradient hook on every parameter of the compiled model.
+/// `hook_calls`, when given, counts the calls of a gradient hook on every parameter of the
+/// compiled model.
 /// Checks the weights after every step; returns the compiled updates' stats.
 template <class Opt, class Options>
-CompileStats updates_side_by_side(const Options& options, int steps, int reload_at = 0, bool hook = false) {
+CompileStats updates_side_by_side(const Options& options, int steps, int reload_at = 0, int* hook_calls = nullptr) {
   MlpStep eager, compiled;
   Opt opt_e(eager.params(), options), opt_c(compiled.params(), options);
   REQUIRE(opt_c.capturable());
   std::vector<Tensor> params = compiled.params();
   CompiledStep updates(CompileOptions{}, params);
-  updates.set_makes_gradients(false);
-  if (hook)  // as data parallelism's: called in backward, which the optimizer's graph does not run
-    for (const Tensor& p : params) autograd::register_post_accumulate_grad_hook(p, [](const Tensor&) {});
+  if (hook_calls != nullptr)  // as data parallelism's: backward calls it, the optimizer's graph does not
+    for (const Tensor& p : params)
+      autograd::register_post_accumulate_grad_hook(p, [hook_calls](const Tensor&) { ++*hook_calls; });
   for (int i = 0; i < steps; ++i) {
     const auto b = MlpStep::batch(8, static_cast<uint64_t>(40 + i));
     eager.step(b);
@@ -107,7 +108,9 @@ TEST_CASE("optimizer capture: gradient hooks (data parallelism's) do not keep th
   optim::SgdOptions s;
   s.lr = 0.1;
   s.momentum = 0.9;
-  const CompileStats st = updates_side_by_side<optim::SGD>(s, 6, 0, true);
+  int calls = 0;
+  const CompileStats st = updates_side_by_side<optim::SGD>(s, 6, 0, &calls);
   CHECK(st.replayed == 3);
   CHECK(st.fallback.empty());
+  CHECK(calls == 6 * static_cast<int>(MlpStep().params().size()));  // backward's only: one per parameter and step
 }

@@ -245,7 +245,6 @@ std::vector<Tensor> CompiledStep::run(const std::vector<Tensor>& inputs, const s
 }
 
 void CompiledStep::run_gradient_hooks(const Graph& g) const {
-  if (!makes_gradients_) return;
   // The parameters whose gradient the step made or added to (not one it only passed on), last
   // first: backward produces the last layers' gradients first.
   for (auto it = g.grads.rbegin(); it != g.grads.rend(); ++it) {

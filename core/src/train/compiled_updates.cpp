@@ -66,7 +66,6 @@ std::unique_ptr<CompiledUpdates> CompiledUpdates::make(optim::Optimizer& opt, gr
 CompiledUpdates::CompiledUpdates(optim::Optimizer& opt, graph::CompileOptions options, std::vector<Tensor> params)
     : opt_(opt), compiled_(std::move(options), std::move(params)) {
   compiled_.set_label("optimizer");
-  compiled_.set_makes_gradients(false);  // data parallelism's gradient hooks run in backward, not here
 }
 
 void CompiledUpdates::step() {

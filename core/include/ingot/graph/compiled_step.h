@@ -76,12 +76,6 @@ class CompiledStep {
 
   /// Where the line each compiled graph gets goes (default: the info log).
   void on_message(std::function<void(const std::string&)> message) { message_ = std::move(message); }
-  /// For a step that reads the parameters' gradients but makes none (the optimizer's): a replay
-  /// calls no gradient hooks. Otherwise a replay, which runs no autograd, calls the hooks of every
-  /// parameter whose gradient the graph made or added to, after the graph, last parameter first
-  /// (backward's order), as backward would have (data parallelism's reducer then reduces after
-  /// the graph instead of during backward).
-  void set_makes_gradients(bool makes) { makes_gradients_ = makes; }
   /// What the logs call this step's graphs ("optimizer": "compile: optimizer graph 1 for ...").
   void set_label(std::string label) { label_ = std::move(label); }
   /// Stops compiling: every later step runs eager (`why` is logged once).
@@ -92,6 +86,10 @@ class CompiledStep {
   struct Entry;
   std::unique_ptr<Executable> compile(Graph graph, const std::string& key_text);
   void fall_back(Entry& e, const std::string& why);
+  /// A replay runs no autograd: after the graph it calls the hooks of every parameter whose
+  /// gradient the graph made or added to, last parameter first (backward's order), as backward
+  /// would have (data parallelism's reducer then reduces after the graph instead of during
+  /// backward). A step that only reads gradients (the optimizer's) calls none.
   void run_gradient_hooks(const Graph& graph) const;
 
   CompileOptions options_;
@@ -103,7 +101,6 @@ class CompiledStep {
   bool warned_limit_ = false;
   std::function<void(const std::string&)> message_;
   std::string label_;
-  bool makes_gradients_ = true;
 };
 
 }  // namespace ingot::graph
