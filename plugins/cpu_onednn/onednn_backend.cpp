@@ -18,7 +18,7 @@ const OpFamily* const kFamilies[] = {
     &softmax_family(),      &batch_norm_family(), &layer_norm_family(), &reduction_family(), &reorder_family(),
     &optim_family(),        &select_family(),     &relu_bwd_family(),   &quant_family(),     &qlinear_family(),
     &qconv_family(),        &attention_family(),  &fill_family(),       &dropout_family(),   &cross_entropy_family(),
-    &add_relu_bwd_family(), &index_family()};
+    &add_relu_bwd_family(), &index_family(),      &random_family()};
 }  // namespace
 
 OnednnBackend::OnednnBackend()

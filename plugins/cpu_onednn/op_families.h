@@ -45,6 +45,7 @@ const OpFamily& dropout_family();        // DROPOUT (f32, bf16)
 const OpFamily& cross_entropy_family();  // CROSS_ENTROPY and its backward (f32, bf16)
 const OpFamily& add_relu_bwd_family();   // ADD_RELU_BWD (f32, bf16)
 const OpFamily& index_family();          // INDEX_SELECT (any dtype), SCATTER_ADD (f32)
+const OpFamily& random_family();         // UNIFORM, NORMAL (f32)
 
 /// Sets outputs[index] to an opaque layout holding `md` (a new handle owned by core).
 bool set_opaque_output(OnednnBackend& be, ingot_tensor_desc* outputs, int index, const dnnl::memory::desc& md);

@@ -48,8 +48,8 @@ int64_t out_channels(nn::Module* m) {
 
 /// Layers after which a zero channel stays zero and stays one channel.
 bool passes_channels(nn::Module* m) {
-  return as<nn::ReLU>(m) || as<nn::GELU>(m) || as<nn::Tanh>(m) || as<nn::MaxPool2d>(m) || as<nn::AvgPool2d>(m) ||
-         as<nn::AdaptiveAvgPool2d>(m) || as<nn::Dropout>(m);
+  return as<nn::ReLU>(m) || as<nn::ReLU6>(m) || as<nn::GELU>(m) || as<nn::Tanh>(m) || as<nn::MaxPool2d>(m) ||
+         as<nn::AvgPool2d>(m) || as<nn::AdaptiveAvgPool2d>(m) || as<nn::Dropout>(m);
 }
 
 bool flattens_all(nn::Module* m) {
@@ -162,8 +162,8 @@ class Planner {
     else if (is_layer(conv1))
       skip(join(path, "conv1"), "conv1 -> bn1 -> conv2 of its block are not the plain layers");
     if (is_layer(b.get_submodule("conv2").get())) skip(join(path, "conv2"), sum);
-    if (const nn::ModulePtr shortcut = b.get_submodule("shortcut"))
-      for (const auto& [name, m] : shortcut->named_modules(join(path, "shortcut")))
+    if (const nn::ModulePtr shortcut = b.get_submodule(b.shortcut_name()))
+      for (const auto& [name, m] : shortcut->named_modules(join(path, b.shortcut_name())))
         if (is_layer(m)) skip(name, sum);
   }
 };

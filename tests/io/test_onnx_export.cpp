@@ -82,6 +82,31 @@ TEST_CASE("onnx export: ResNet preset (BasicBlocks, shortcuts, BatchNorm in eval
   check_against_onnxruntime(*resnet, Shape{3, 8, 8});
 }
 
+TEST_CASE("onnx export: torchvision-layout ResNet-18 and ResNet-50 (Bottlenecks, downsample) match onnxruntime",
+          "[onnx]") {
+  for (const int64_t depth : {18, 50}) {
+    INFO("depth " << depth);
+    Generator gen(6);
+    nn::ResNetOptions o;
+    o.depth = depth;
+    o.width = 4;
+    o.style = "imagenet";
+    auto resnet = nn::make_resnet(o, &gen);
+    randomize_batch_norms(*resnet);
+    check_against_onnxruntime(*resnet, Shape{3, 32, 32});
+  }
+}
+
+TEST_CASE("onnx export: MobileNetV2 (depthwise convs, ReLU6, inverted residuals) matches onnxruntime", "[onnx]") {
+  Generator gen(7);
+  nn::MobileNetV2Options o;
+  o.width_mult = 0.25;
+  o.classes = 10;
+  auto net = nn::make_mobilenet_v2(o, &gen);
+  randomize_batch_norms(*net);
+  check_against_onnxruntime(*net, Shape{3, 32, 32});
+}
+
 TEST_CASE("onnx export: every built-in layer type with non-default attributes matches onnxruntime", "[onnx]") {
   Generator gen(5);
   nn::Conv2dOptions dilated;

@@ -308,6 +308,27 @@ TEST_CASE("cpu_onednn index_select and scatter_add (an embedding's forward and b
                     Catch::Contains("scatter_add: index 50 is out of range for a dim of size 50"));
 }
 
+TEST_CASE("cpu_onednn uniform and normal draw the reference's values bit for bit", "[onednn]") {
+  const Backend* be = onednn();
+  if (be == nullptr) return;
+  auto rng = make_attr<ingot_attr_rng>();
+  rng.seed = 0x1234567890abcdefULL;
+  rng.offset = 77;
+  for (const Shape& shape : {Shape{3}, Shape{7, 5}, Shape{3, 64, 3, 3}, Shape{300001}}) {  // odd sizes, threaded
+    INFO(shape.str());
+    rng.a = -0.25;
+    rng.b = 2.0;
+    check_op(*be, INGOT_OP_UNIFORM, {}, {{shape, DType::F32}}, &rng, 0.0, 0.0);
+    rng.a = 0.5;  // mean, std
+    rng.b = 0.03;
+    check_op(*be, INGOT_OP_NORMAL, {}, {{shape, DType::F32}}, &rng, 0.0, 0.0);
+  }
+  // declined: f64 and bf16 outputs, a strided output (the reference draws them)
+  CHECK_FALSE(claims(*be, INGOT_OP_NORMAL, {}, {Tensor::empty({8}, DType::F64)}, &rng));
+  CHECK_FALSE(claims(*be, INGOT_OP_UNIFORM, {}, {Tensor::empty({8}, DType::BF16)}, &rng));
+  CHECK_FALSE(claims(*be, INGOT_OP_UNIFORM, {}, {Tensor::empty({8, 4}).transpose(0, 1)}, &rng));
+}
+
 TEST_CASE("cpu_onednn runs no reference ('ref:') kernel for its hot ops", "[onednn]") {
   const Backend* be = onednn();
   if (be == nullptr) return;

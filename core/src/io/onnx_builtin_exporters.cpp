@@ -13,10 +13,12 @@
 #include "ingot/nn/activation.h"
 #include "ingot/nn/basic_block.h"
 #include "ingot/nn/batch_norm.h"
+#include "ingot/nn/bottleneck.h"
 #include "ingot/nn/conv2d.h"
 #include "ingot/nn/dropout.h"
 #include "ingot/nn/embedding.h"
 #include "ingot/nn/flatten.h"
+#include "ingot/nn/inverted_residual.h"
 #include "ingot/nn/layer_norm.h"
 #include "ingot/nn/linear.h"
 #include "ingot/nn/pooling.h"
@@ -199,10 +201,43 @@ std::string basic_block(OnnxGraph& g, const nn::Module& m, const std::string& pa
   const std::string h = g.node("Relu", {b1}, {}, child_path(path, "relu1"));
   g.set_shape(h, g.shape(b1));
   const std::string y = part("bn2", part("conv2", h));
-  const std::string s = b.has_projection() ? part("shortcut", x) : x;
+  const std::string s = b.has_projection() ? part(b.shortcut_name().c_str(), x) : x;
   const std::string sum = g.node("Add", {y, s}, {}, child_path(path, "add"));
   g.set_shape(sum, g.shape(y));
   return g.node("Relu", {sum}, {}, where(path));
+}
+
+// relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x)))))))) + downsample(x)).
+std::string bottleneck(OnnxGraph& g, const nn::Module& m, const std::string& path, const std::string& x) {
+  const auto& b = as<nn::Bottleneck>(m, path);
+  const auto part = [&](const char* name, const std::string& in) {
+    return g.module(*b.get_submodule(name), child_path(path, name), in);
+  };
+  std::string h = x;
+  for (int i = 1; i <= 2; ++i) {
+    const std::string y = part(fmt::format("bn{}", i).c_str(), part(fmt::format("conv{}", i).c_str(), h));
+    h = g.node("Relu", {y}, {}, child_path(path, fmt::format("relu{}", i)));
+    g.set_shape(h, g.shape(y));
+  }
+  const std::string y = part("bn3", part("conv3", h));
+  const std::string s = b.has_projection() ? part("downsample", x) : x;
+  const std::string sum = g.node("Add", {y, s}, {}, child_path(path, "add"));
+  g.set_shape(sum, g.shape(y));
+  return g.node("Relu", {sum}, {}, where(path));
+}
+
+// conv(x), plus x when the block is residual.
+std::string inverted_residual(OnnxGraph& g, const nn::Module& m, const std::string& path, const std::string& x) {
+  const auto& b = as<nn::InvertedResidual>(m, path);
+  const std::string y = g.module(*b.get_submodule("conv"), child_path(path, "conv"), x);
+  return b.residual() ? g.node("Add", {x, y}, {}, where(path)) : y;
+}
+
+// min(max(x, 0), 6): Clip with its bounds as inputs (opset 11 and later).
+std::string relu6(OnnxGraph& g, const nn::Module&, const std::string& path, const std::string& x) {
+  const std::string p = where(path);
+  return g.node("Clip", {x, g.constant_f32(p + "_min", {0.0f}, Shape()), g.constant_f32(p + "_max", {6.0f}, Shape())},
+                {}, p);
 }
 
 std::string identity(OnnxGraph&, const nn::Module&, const std::string&, const std::string& x) { return x; }
@@ -221,6 +256,7 @@ void add_builtin_exporters(ExporterRegistry& r) {
   r.add("BatchNorm2d", batch_norm2d);
   r.add("LayerNorm", layer_norm);
   r.add("ReLU", unary("Relu"));
+  r.add("ReLU6", relu6);
   r.add("Sigmoid", unary("Sigmoid"));
   r.add("Tanh", unary("Tanh"));
   r.add("GELU", gelu);
@@ -232,6 +268,8 @@ void add_builtin_exporters(ExporterRegistry& r) {
   r.add("Embedding", embedding);
   r.add("Sequential", sequential);
   r.add("BasicBlock", basic_block);
+  r.add("Bottleneck", bottleneck);
+  r.add("InvertedResidual", inverted_residual);
 }
 
 }  // namespace ingot::io::onnx::detail

@@ -10,7 +10,8 @@
 namespace ingot::io::onnx::detail {
 
 /// Linear, Conv2d, BatchNorm2d, LayerNorm, ReLU, GELU, Sigmoid, Tanh, MaxPool2d, AvgPool2d,
-/// AdaptiveAvgPool2d, Flatten, Dropout, Embedding, Sequential, BasicBlock.
+/// AdaptiveAvgPool2d, Flatten, Dropout, Embedding, Sequential, BasicBlock, Bottleneck, ReLU6,
+/// InvertedResidual.
 void add_builtin_exporters(ExporterRegistry& r);
 
 /// The layer's path for messages and node names ("<model>" for the model itself).

@@ -10,8 +10,13 @@
 
 namespace ingot::nn {
 
-BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride, Generator* gen)
-    : Module("BasicBlock"), in_(in_channels), out_(out_channels), stride_(stride) {
+BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride, Generator* gen,
+                       std::string shortcut_name)
+    : Module("BasicBlock"),
+      in_(in_channels),
+      out_(out_channels),
+      stride_(stride),
+      shortcut_name_(std::move(shortcut_name)) {
   INGOT_CHECK_SHAPE(stride >= 1, "BasicBlock: stride {} must be >= 1", stride);
   Conv2dOptions c3;
   c3.stride = {stride, stride};
@@ -26,8 +31,8 @@ BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride
     Conv2dOptions c1;
     c1.stride = {stride, stride};
     c1.bias = false;
-    register_module(
-        "shortcut", std::make_shared<Sequential>(std::initializer_list<ModulePtr>{
+    register_module(shortcut_name_,
+                    std::make_shared<Sequential>(std::initializer_list<ModulePtr>{
                         std::make_shared<Conv2d>(in_, out_, 1, c1, gen), std::make_shared<BatchNorm2d>(out_)}));
   }
 }
@@ -43,13 +48,13 @@ Tensor BasicBlock::branch(const char* conv, const char* bn, Activation act, cons
 
 Tensor BasicBlock::forward(const Tensor& x) {
   const Tensor y = branch("conv2", "bn2", Activation::None, branch("conv1", "bn1", Activation::Relu, x));
-  const ModulePtr shortcut = get_submodule("shortcut");
+  const ModulePtr shortcut = get_submodule(shortcut_name_);
   return relu(y + (shortcut ? (*shortcut)(x) : x));
 }
 
 Shape BasicBlock::output_shape(const Shape& input) const {
   const Shape y = get_submodule("conv2")->output_shape(get_submodule("conv1")->output_shape(input));
-  if (const ModulePtr shortcut = get_submodule("shortcut"))
+  if (const ModulePtr shortcut = get_submodule(shortcut_name_))
     INGOT_CHECK_SHAPE(shortcut->output_shape(input) == y, "BasicBlock: shortcut and main path differ");
   return y;
 }

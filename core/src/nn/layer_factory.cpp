@@ -141,8 +141,11 @@ void add_builtins(LayerRegistry& r) {
        {[](Schema& s) { s.number("p", 0, 1); },
         [](const Entry& e) { return std::make_shared<Dropout>(e.f("p", 0.5), e.dropout_gen); }}},
       {"relu", {[](Schema&) {}, [](const Entry&) { return make_activation("relu"); }}},
+      {"relu6", {[](Schema&) {}, [](const Entry&) { return make_activation("relu6"); }}},
       {"gelu",
-       {[](Schema& s) { s.string("approximate", false, {"none", "tanh"}); },
+       {[](Schema& s) {
+          s.string("approximate", false, {"none", "tanh"});
+        },
         [](const Entry& e) {
           return std::make_shared<GELU>(e.has("approximate") ? e.node["approximate"].as<std::string>() : "none");
         }}},
@@ -177,7 +180,8 @@ void add_builtins(LayerRegistry& r) {
           return std::make_shared<PositionEmbedding>(e.i("max_positions", 1), e.i("dim", 1), e.f("std", 0.02), &e.gen);
         }}},
       {"multi_head_attention",
-       {[](Schema& s) { attention_keys(s); }, [](const Entry& e) {
+       {[](Schema& s) { attention_keys(s); },
+        [](const Entry& e) {
           return std::make_shared<MultiheadAttention>(attention_config(e), &e.gen, e.dropout_gen);
         }}},
       {"transformer_block",

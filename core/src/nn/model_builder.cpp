@@ -34,7 +34,9 @@ const std::map<std::string, std::set<std::string>>& keys_by_kind() {
       {"layers", {"input_shape"}},
       {"mlp", {"input_shape", "sizes", "activation", "dropout"}},
       {"simple_cnn", {"input_shape", "in_channels", "width", "hidden", "classes", "dropout"}},
-      {"resnet", {"input_shape", "in_channels", "depth", "width", "classes"}},
+      {"resnet", {"input_shape", "in_channels", "depth", "width", "classes", "style", "zero_init_residual"}},
+      {"vgg", {"input_shape", "in_channels", "depth", "batch_norm", "classes", "hidden", "pool", "dropout"}},
+      {"mobilenet_v2", {"input_shape", "in_channels", "width_mult", "classes", "dropout"}},
       {"gpt", {"n_layer", "n_head", "n_embd", "block_size", "vocab_size", "bias", "dropout", "rotary"}},
       {"bert",
        {"n_layer", "n_head", "n_embd", "intermediate", "block_size", "vocab_size", "pad_id", "head", "classes",
@@ -148,12 +150,47 @@ ResNetOptions resnet_options(const YAML::Node& m, const std::string& file, const
   ResNetOptions o;
   o.in_channels = image_shape(m, file, input, {3, 32, 32})[0];
   o.depth = int_or(m, "depth", o.depth);
-  o.width = int_or(m, "width", o.width);
+  // torchvision's depths build torchvision's ResNets unless the config asks for the CIFAR layout.
+  o.style = m["style"].IsDefined() ? m["style"].Scalar() : is_imagenet_resnet_depth(o.depth) ? "imagenet" : "cifar";
+  o.width = int_or(m, "width", o.style == "imagenet" ? 64 : o.width);
   o.classes = int_or(m, "classes", o.classes);
-  if ((o.depth - 2) % 6 != 0) {
-    throw ConfigError(fmt::format("{}: 'model.depth' must be 6n + 2 (8, 14, 20, 32, 44, 56, ...), got {}",
+  if (m["zero_init_residual"].IsDefined()) o.zero_init_residual = m["zero_init_residual"].as<bool>();
+  if (o.style == "cifar" && (o.depth - 2) % 6 != 0) {
+    throw ConfigError(
+        fmt::format("{}: 'model.depth' must be 6n + 2 (8, 14, 20, 32, 44, 56, ...) for a CIFAR ResNet, "
+                    "or 18, 34, 50, 101, 152 for torchvision's, got {}",
+                    where(file, m["depth"]), o.depth));
+  }
+  if (o.style == "imagenet" && !is_imagenet_resnet_depth(o.depth)) {
+    throw ConfigError(fmt::format("{}: 'model.depth' must be 18, 34, 50, 101 or 152 for style imagenet, got {}",
                                   where(file, m["depth"]), o.depth));
   }
+  return o;
+}
+
+VggOptions vgg_options(const YAML::Node& m, const std::string& file, const std::optional<Shape>& input) {
+  VggOptions o;
+  o.in_channels = image_shape(m, file, input, {3, 224, 224})[0];
+  o.depth = int_or(m, "depth", o.depth);
+  if (o.depth != 11 && o.depth != 13 && o.depth != 16 && o.depth != 19) {
+    throw ConfigError(fmt::format("{}: 'model.depth' must be 11, 13, 16 or 19 for preset vgg, got {}",
+                                  where(file, m["depth"]), o.depth));
+  }
+  if (m["batch_norm"].IsDefined()) o.batch_norm = m["batch_norm"].as<bool>();
+  o.classes = int_or(m, "classes", o.classes);
+  o.hidden = int_or(m, "hidden", o.hidden);
+  o.pool = int_or(m, "pool", o.pool);
+  o.dropout = float_or(m, "dropout", o.dropout);
+  return o;
+}
+
+MobileNetV2Options mobilenet_v2_options(const YAML::Node& m, const std::string& file,
+                                        const std::optional<Shape>& input) {
+  MobileNetV2Options o;
+  o.in_channels = image_shape(m, file, input, {3, 224, 224})[0];
+  o.width_mult = float_or(m, "width_mult", o.width_mult);
+  o.classes = int_or(m, "classes", o.classes);
+  o.dropout = float_or(m, "dropout", o.dropout);
   return o;
 }
 
@@ -200,6 +237,8 @@ ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::
                       where(file, m)));
     return std::make_shared<Bert>(o, &gen, dropout_gen);
   }
+  if (preset == "vgg") return make_vgg(vgg_options(m, file, input), &gen, dropout_gen);
+  if (preset == "mobilenet_v2") return make_mobilenet_v2(mobilenet_v2_options(m, file, input), &gen, dropout_gen);
   return make_resnet(resnet_options(m, file, input), &gen);
 }
 
@@ -208,7 +247,7 @@ ModulePtr build_preset(const YAML::Node& m, const std::string& file, const std::
 config::Schema model_schema() {
   config::Schema s;
   s.add(list_field("layers"));
-  s.string("preset", false, {"mlp", "simple_cnn", "resnet", "gpt", "bert"});
+  s.string("preset", false, {"mlp", "simple_cnn", "resnet", "vgg", "mobilenet_v2", "gpt", "bert"});
   s.add(list_field("input_shape"));
   s.add(list_field("sizes"));
   s.string("activation", false, {"relu", "gelu", "sigmoid", "tanh"});
@@ -217,6 +256,8 @@ config::Schema model_schema() {
   s.integer("depth", 8, 1000).integer("width", 1, 65536).integer("hidden", 1, 1 << 24);
   s.integer("n_layer", 1, 1024).integer("n_head", 1, 1024).integer("n_embd", 1, 1 << 16);
   s.integer("block_size", 1, 1 << 20).integer("vocab_size", 1, 1 << 24).boolean("bias").boolean("rotary");
+  s.string("style", false, {"cifar", "imagenet"}).boolean("zero_init_residual").boolean("batch_norm");
+  s.integer("pool", 1, 64).number("width_mult", 0.01, 16);
   s.integer("intermediate", 1, 1 << 24).integer("pad_id", -1, 1 << 24).string("head", false, {"classify", "mlm"});
   return s;
 }
@@ -236,7 +277,7 @@ ModulePtr build_model(const YAML::Node& m, const std::string& file, Generator& g
   if (has_layers == has_preset) {
     throw ConfigError(
         fmt::format("{}: model: give either 'layers:' (a list of layers) or 'preset:' (mlp, "
-                    "simple_cnn, resnet, gpt, bert){}",
+                    "simple_cnn, resnet, vgg, mobilenet_v2, gpt, bert){}",
                     where(file, m), has_layers ? ", not both" : ""));
   }
   const std::string kind = has_layers ? "layers" : m["preset"].Scalar();
@@ -294,6 +335,21 @@ YAML::Node model_config_yaml(const YAML::Node& m, const std::string& file) {
     out["in_channels"] = o.in_channels;
     out["depth"] = o.depth;
     out["width"] = o.width;
+    out["style"] = o.style;
+    out["zero_init_residual"] = o.zero_init_residual;
+  } else if (preset == "vgg") {
+    const VggOptions o = vgg_options(m, file, input);
+    out["in_channels"] = o.in_channels;
+    out["depth"] = o.depth;
+    out["batch_norm"] = o.batch_norm;
+    out["hidden"] = o.hidden;
+    out["pool"] = o.pool;
+    out["dropout"] = o.dropout;
+  } else if (preset == "mobilenet_v2") {
+    const MobileNetV2Options o = mobilenet_v2_options(m, file, input);
+    out["in_channels"] = o.in_channels;
+    out["width_mult"] = o.width_mult;
+    out["dropout"] = o.dropout;
   } else if (preset == "gpt") {
     const GptConfig o = gpt_options(m);
     out["n_layer"] = o.n_layer;

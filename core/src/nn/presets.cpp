@@ -10,6 +10,7 @@
 #include "ingot/nn/flatten.h"
 #include "ingot/nn/linear.h"
 #include "ingot/nn/pooling.h"
+#include "presets_imagenet.h"
 
 namespace ingot::nn {
 
@@ -62,6 +63,8 @@ std::shared_ptr<Sequential> make_simple_cnn(const SimpleCnnOptions& o, Generator
 }
 
 std::shared_ptr<Sequential> make_resnet(const ResNetOptions& o, Generator* gen) {
+  if (o.style == "imagenet") return detail::make_imagenet_resnet(o, gen);
+  INGOT_CHECK(o.style == "cifar", "resnet: style '{}' is not cifar or imagenet", o.style);
   INGOT_CHECK(o.depth >= 8 && (o.depth - 2) % 6 == 0, "resnet: depth {} must be 6n + 2 (8, 14, 20, 32, 44, 56, ...)",
               o.depth);
   const int64_t n = (o.depth - 2) / 6;
@@ -85,6 +88,7 @@ std::shared_ptr<Sequential> make_resnet(const ResNetOptions& o, Generator* gen) 
   net->push_back("pool", std::make_shared<AdaptiveAvgPool2d>(std::array<int64_t, 2>{1, 1}));
   net->push_back("flatten", std::make_shared<Flatten>());
   net->push_back("fc", std::make_shared<Linear>(in, o.classes, true, gen));
+  if (o.zero_init_residual) detail::zero_init_residual(*net);
   return net;
 }
 

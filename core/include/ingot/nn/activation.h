@@ -1,4 +1,4 @@
-// Parameter-free activation layers: ReLU, GELU (erf form, torch's default, or tanh form), Sigmoid, Tanh.
+// Parameter-free activation layers: ReLU, ReLU6, GELU (erf form, torch's default, or tanh form), Sigmoid, Tanh.
 #pragma once
 
 #include "ingot/nn/module.h"
@@ -8,6 +8,13 @@ namespace ingot::nn {
 class ReLU : public Module {
  public:
   ReLU() : Module("ReLU") {}
+  Tensor forward(const Tensor& x) override;
+};
+
+/// torch.nn.ReLU6: min(max(x, 0), 6) (MobileNetV2's activation).
+class ReLU6 : public Module {
+ public:
+  ReLU6() : Module("ReLU6") {}
   Tensor forward(const Tensor& x) override;
 };
 
@@ -35,7 +42,7 @@ class Tanh : public Module {
   Tensor forward(const Tensor& x) override;
 };
 
-/// One of the above by name ("relu", "gelu", "gelu_tanh", "sigmoid", "tanh"); throws for another name.
+/// One of the above by name ("relu", "relu6", "gelu", "gelu_tanh", "sigmoid", "tanh"); throws for another name.
 ModulePtr make_activation(const std::string& name);
 
 }  // namespace ingot::nn

@@ -3,9 +3,11 @@
 // stride or width changes (the paper's "option B", as in the widely used kuangliu/pytorch-cifar
 // code), so the state_dict names are conv1.weight, bn1.*, conv2.weight, bn2.*, shortcut.0.weight,
 // shortcut.1.* — equal to a torch module with the same attributes and an nn.Sequential shortcut.
+// ImageNet ResNets (18, 34) name the projection `downsample`, as torchvision's BasicBlock does.
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "ingot/nn/batch_norm.h"
 #include "ingot/nn/conv2d.h"
@@ -17,14 +19,17 @@ namespace ingot::nn {
 
 class BasicBlock : public Module {
  public:
-  BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride = 1, Generator* gen = nullptr);
+  BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride = 1, Generator* gen = nullptr,
+             std::string shortcut_name = "shortcut");
   Tensor forward(const Tensor& x) override;
   Shape output_shape(const Shape& input) const override;
   std::string extra_repr() const override;
   bool is_block() const override { return true; }
 
   /// True when the shortcut is a 1x1 conv + BN (stride != 1 or in != out).
-  bool has_projection() const { return get_submodule("shortcut") != nullptr; }
+  bool has_projection() const { return get_submodule(shortcut_name_) != nullptr; }
+  /// The projection's child name: "shortcut" (CIFAR) or "downsample" (torchvision).
+  const std::string& shortcut_name() const { return shortcut_name_; }
 
  private:
   /// conv -> bn -> act on x, fused when both are the plain layers (after replace_child they may
@@ -32,6 +37,7 @@ class BasicBlock : public Module {
   Tensor branch(const char* conv, const char* bn, Activation act, const Tensor& x) const;
 
   int64_t in_, out_, stride_;
+  std::string shortcut_name_;
 };
 
 }  // namespace ingot::nn

@@ -16,6 +16,21 @@ void run_random(const sdk::OpCall& c) {
     fail("{}: output is {}, expected floating point", op_name(c.op), sdk::dtype_label(out.dtype));
   }
   const bool f64 = out.dtype == INGOT_F64;
+  if (out.dtype == INGOT_F32 && c.op != INGOT_OP_BERNOULLI && sdk::is_contiguous(out)) {
+    // The common case (weight initialisation) without the strided walk: the same values.
+    float* y = sdk::data_ptr<float>(out);
+    const int64_t n = sdk::numel(out);
+    const auto lo = static_cast<float>(a.a), hi = static_cast<float>(a.b);
+    for (int64_t at = 0; at < n; at += 4) {
+      const sdk::PhiloxBlock block = sdk::philox_block(a.seed, a.offset + static_cast<uint64_t>(at / 4));
+      for (int64_t j = 0; j < 4 && at + j < n; ++j) {
+        const auto lane = static_cast<unsigned>(j);
+        y[at + j] = c.op == INGOT_OP_NORMAL ? lo + hi * sdk::philox_normal_float(block, lane)
+                                            : sdk::philox_uniform_float(block.v[lane], lo, hi);
+      }
+    }
+    return;
+  }
   void* base = sdk::data_ptr(out);
   NdIter it(out);
   const int o = it.add(out.strides);
