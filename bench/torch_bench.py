@@ -5,7 +5,8 @@
         [--init FILE.safetensors] [--set key=value ...] [--parts train,inference,latency]
         [--device cpu|cuda] [--tf32 default|off|on] [--amp f32|bf16] [--checkpoint-segments N] [--compile]
 
-Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet or a `layers:` list,
+Reads the same Ingot YAML config (model preset mlp / simple_cnn / resnet or a `layers:` list; the
+ImageNet presets (resnet 18-152, vgg, mobilenet_v2) as torchvision's models, which need torchvision,
 train.optimizer, train.loss, clipping, data.batch_size / eval_batch_size), builds the torch.nn
 model whose state_dict names are Ingot's (tests/golden/make_nn.py, bench/torch_layers.py), loads
 `--init` (the file `ingot bench --save-init` wrote) strictly, and measures on random data in
@@ -99,8 +100,14 @@ def model_spec(cfg, path):
         m["preset"] = "layers"
         return m, None
     kind = m.get("preset")
-    if kind not in ("mlp", "simple_cnn", "resnet"):
-        raise BenchError("%s: model.preset must be mlp, simple_cnn or resnet, or give model.layers" % path)
+    if kind not in ("mlp", "simple_cnn", "resnet", "vgg", "mobilenet_v2"):
+        raise BenchError("%s: model.preset must be mlp, simple_cnn, resnet, vgg or mobilenet_v2, or give "
+                         "model.layers" % path)
+    if kind in ("vgg", "mobilenet_v2") or (kind == "resnet" and m.get("style", "imagenet" if m.get(
+            "depth") in (18, 34, 50, 101, 152) else "cifar") == "imagenet"):
+        m["torchvision"] = True
+        m["input_shape"] = list(m.get("input_shape") or [3, 224, 224])
+        return m, m.get("classes", 10 if kind == "resnet" else 1000)
     if kind == "mlp":
         sizes = m.get("sizes")
         if not sizes or len(sizes) < 2:
@@ -226,6 +233,17 @@ def cuda_device(tf32):
 def build_model(spec, classes):
     """(model, classes) for a model spec: a preset (make_nn; `classes` from model_spec) or a layers
     list (torch_layers; its output's last dimension)."""
+    if spec.get("torchvision"):  # the same layout and names as Ingot's ImageNet presets
+        import torchvision
+        kind = spec["preset"]
+        if kind == "resnet":
+            return getattr(torchvision.models, "resnet%d" % spec["depth"])(
+                num_classes=classes, zero_init_residual=spec.get("zero_init_residual", False)), classes
+        if kind == "vgg":
+            name = "vgg%d%s" % (spec.get("depth", 16), "_bn" if spec.get("batch_norm") else "")
+            return getattr(torchvision.models, name)(num_classes=classes, dropout=spec.get("dropout", 0.5)), classes
+        return torchvision.models.mobilenet_v2(num_classes=classes, width_mult=spec.get("width_mult", 1.0),
+                                               dropout=spec.get("dropout", 0.2)), classes
     if spec["preset"] != "layers":
         return make_nn.torch_model(spec), classes
     try:

@@ -33,6 +33,9 @@ inline bool take_bare_flag(std::vector<std::string>& args, const std::string& fl
   return std::erase(args, flag) > 0;
 }
 
+/// This program's own path, for the ranks a launch starts.
+std::string self_executable();
+
 /// True once SIGINT, SIGTERM or SIGHUP arrived; long work checks it between steps.
 bool interrupted();
 

@@ -1,6 +1,9 @@
 // `ingot bench CONFIG.yaml`: times training steps, inference batches and batch-1 latency of a
 // pipeline's model on in-memory data; a table for people or, with --json, one JSON object.
+// `ingot bench --data CONFIG.yaml`: the training loader alone, in images/s per worker count.
 #include <boost/program_options.hpp>
+
+#include <fmt/format.h>
 
 #include <iostream>
 
@@ -9,10 +12,37 @@
 #include "ingot/base/error.h"
 #include "ingot/extension/extension_loader.h"
 #include "ingot/train/bench.h"
+#include "ingot/train/data_bench.h"
 
 namespace po = boost::program_options;
 
 namespace ingot::cli {
+
+namespace {
+
+/// "0,1,2" as integers; ConfigError naming `flag` for anything else.
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string part = text.substr(at, comma - at);
+    size_t used = 0;
+    int v = -1;
+    try {
+      v = std::stoi(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || v < 0)
+      throw ConfigError(fmt::format("ingot bench {} {}: expected worker counts such as 0,1,2", flag, text));
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 int cmd_bench(const std::vector<std::string>& args) {
   train::BenchOptions o;
@@ -33,7 +63,9 @@ int cmd_bench(const std::vector<std::string>& args) {
       "also find the largest training batch whose step stays within this much memory (200MiB, 1.5GiB)")(
       "compile", po::bool_switch(&o.compile), "run training steps and forwards as captured graphs (train.compile)")(
       "dump-graph", po::value<std::string>(), "with --compile: write each graph before and after each pass into DIR")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set model.width=64");
+      "set", po::value<std::vector<std::string>>()->composing(), "override a config key: --set model.width=64")(
+      "data", po::bool_switch(), "time the training loader alone (images/s per worker count), no model")(
+      "workers", po::value<std::string>(), "with --data: worker counts to time, e.g. 0,1,2 (default 0, 1, 2, 4, ...)");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
@@ -45,7 +77,8 @@ int cmd_bench(const std::vector<std::string>& args) {
     throw ConfigError(
         "usage: ingot bench CONFIG.yaml [--json] [--profile[=DIR]] [--warmup N] [--steps N] "
         "[--repeat R] [--batch-size B] [--infer-batch B] [--latency-iters N] [--infer-dtype f32|bf16] [--threads T] "
-        "[--save-init FILE] [--scaling SIZE] [--compile] [--dump-graph DIR] [--set KEY=VALUE]...");
+        "[--save-init FILE] [--scaling SIZE] [--compile] [--dump-graph DIR] [--set KEY=VALUE]...; or ingot bench "
+        "--data CONFIG.yaml [--workers 0,1,2] [--steps N] [--repeat R] [--json] [--set KEY=VALUE]...");
   o.config = find_config_file(vm["config"].as<std::string>());
   if (vm.count("batch-size")) o.batch_size = vm["batch-size"].as<int64_t>();
   if (vm.count("threads")) o.threads = vm["threads"].as<int>();
@@ -58,6 +91,18 @@ int cmd_bench(const std::vector<std::string>& args) {
   const bool json = vm["json"].as<bool>();
   std::ostream& log = json ? std::cerr : std::cout;
   ExtensionLoader::instance().load_all();  // their types may appear in the config
+  if (vm["data"].as<bool>()) {
+    train::DataBenchOptions d;
+    d.config = o.config;
+    d.overrides = o.overrides;
+    if (vm.count("steps")) d.batches = o.steps;
+    if (vm.count("repeat")) d.repeat = o.repeat;
+    if (vm.count("workers")) d.workers = parse_int_list(vm["workers"].as<std::string>(), "--workers");
+    const train::DataBenchResult r = train::run_data_bench(d, log);
+    std::cout << (json ? r.to_json() + "\n" : r.table()) << std::flush;
+    return 0;
+  }
+  if (vm.count("workers")) throw ConfigError("ingot bench: --workers goes with --data (the loader alone)");
   const train::BenchResult r = train::run_bench(o, log);
   if (json) {
     std::cout << r.to_json() << std::endl;

@@ -56,15 +56,14 @@ std::chrono::milliseconds parse_seconds(const std::string& option, const std::st
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(seconds * 1000)));
 }
 
-// This program's own path, for the ranks' `ingot run`.
+}  // namespace
+
 std::string self_executable() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return "/proc/self/exe";
   return std::string(buf, static_cast<size_t>(n));
 }
-
-}  // namespace
 
 int cmd_launch(const std::vector<std::string>& args) {
   parallel::LaunchOptions o;

@@ -18,7 +18,10 @@
 #include "ingot/extension/extension_loader.h"
 #include "ingot/ops/random.h"
 #include "ingot/parallel/dist_env.h"
+#include "ingot/parallel/launcher.h"
+#include "ingot/parallel/parallel_config.h"
 #include "ingot/runtime/profiler.h"
+#include "ingot/runtime/registry.h"
 #include "ingot/runtime/threads.h"
 #include "ingot/train/config_defaults.h"
 #include "ingot/train/pipeline.h"
@@ -28,6 +31,56 @@
 namespace po = boost::program_options;
 
 namespace ingot::cli {
+
+namespace {
+
+/// `args` without --devices and its value.
+std::vector<std::string> without_devices(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--devices") {
+      ++i;
+      continue;
+    }
+    if (!args[i].starts_with("--devices=")) out.push_back(args[i]);
+  }
+  return out;
+}
+
+/// parallel.devices or --devices: when it means more than one rank and this process is not a rank
+/// already, starts the ranks as `ingot launch --nproc-per-node N run ...` would (data parallel)
+/// and returns their exit code; else nothing (this process runs the pipeline itself).
+std::optional<int> run_on_devices(const config::Config& cfg, const config::BackendSelection& sel,
+                                  const std::string& flag, const std::vector<std::string>& args) {
+  if (parallel::dist_env_from_environment()) return std::nullopt;
+  const parallel::ParallelConfig pc = parallel::parse_parallel_config(cfg.node("parallel"), cfg.file());
+  const std::string devices = flag.empty() ? pc.devices : flag;
+  if (devices.empty()) return std::nullopt;
+  const int visible = sel.device.is_cpu() ? 1 : BackendRegistry::instance().device_backend(sel.device).device_count();
+  const int ranks = parallel::rank_count(devices, visible, flag.empty() ? cfg.where("parallel.devices") : "--devices");
+  const std::string what = sel.device.is_cpu() ? "CPU ranks" : "ranks, one per device,";
+  if (ranks == 1) {
+    std::cout << fmt::format("devices {}: one {}, one process\n", devices, sel.device.is_cpu() ? "CPU" : "device");
+    return std::nullopt;
+  }
+  if (pc.mode == "pipeline")
+    throw ConfigError(
+        fmt::format("{}: --devices starts data-parallel ranks; a pipeline-parallel run is started with "
+                    "ingot launch --nproc-per-node N run ...",
+                    cfg.where("parallel.mode")));
+  std::vector<std::string> argv{self_executable(), "run"};
+  for (const std::string& a : without_devices(args)) argv.push_back(a);
+  if (pc.mode == "none") argv.insert(argv.end(), {"--set", "parallel.mode=ddp"});
+  std::cout << fmt::format(
+                   "devices {}: starting {} {} (data parallel), as ingot launch --nproc-per-node {} run would\n",
+                   devices, ranks, what, ranks)
+            << std::flush;
+  parallel::LaunchOptions o;
+  o.nproc_per_node = ranks;
+  return parallel::launch(o, argv).exit_code;
+}
+
+}  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("ingot run");
@@ -45,6 +98,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a config key: --set train.epochs=3 (or KEY=VALUE after the config; list elements by "
       "index: model.layers.0.out=64)")(
+      "devices", po::value<std::string>(),
+      "start the data-parallel ranks here: auto (one per visible GPU; one on a CPU) or N ranks (parallel.devices)")(
       "print-config", po::bool_switch(),
       "print the config with the overrides applied and the defaults of data, model and train, then exit")(
       "help,h", "show this help");
@@ -61,7 +116,7 @@ int cmd_run(const std::vector<std::string>& args) {
   po::notify(vm);
   constexpr const char* kUsage =
       "usage: ingot run CONFIG.yaml [KEY=VALUE ...] [--resume | --force [--keep-old N]] [--runs-dir DIR] "
-      "[--profile[=DIR]] [--dump-graph DIR] [--memory-report] [--set KEY=VALUE]... [--print-config]";
+      "[--profile[=DIR]] [--dump-graph DIR] [--memory-report] [--devices auto|N] [--set KEY=VALUE]... [--print-config]";
   if (vm.count("help")) {
     std::cout << kUsage << "\n\n" << opts
               << "\nA KEY=VALUE after the config is the same as --set KEY=VALUE. Overrides are written into "
@@ -104,6 +159,11 @@ int cmd_run(const std::vector<std::string>& args) {
   if (auto threads = cfg.threads()) set_num_threads(*threads);
   if (auto seed = cfg.seed()) default_generator().manual_seed(static_cast<uint64_t>(*seed));
   const config::BackendSelection sel = config::select_backends(cfg.backend(), cfg.where("backend"));
+
+  if (train::is_pipeline(cfg))
+    if (const std::optional<int> code =
+            run_on_devices(cfg, sel, vm.count("devices") ? vm["devices"].as<std::string>() : "", args))
+      return *code;
 
   // In a distributed run, rank 0 speaks for all (the others' errors still reach stderr).
   const std::optional<parallel::DistEnv> dist = parallel::dist_env_from_environment();

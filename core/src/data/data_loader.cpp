@@ -78,10 +78,10 @@ Batch assemble_batch(const Dataset& dataset, const Augment& augment, uint64_t se
     const int64_t sample_index = indices[static_cast<size_t>(i)];
     float* dst = inputs + i * numel;
     if (!augment.enabled()) {
-      targets[i] = dataset.read(sample_index, dst);
+      targets[i] = dataset.read_sample(sample_index, seed, epoch, dst);
       continue;
     }
-    targets[i] = dataset.read(sample_index, scratch.data());
+    targets[i] = dataset.read_sample(sample_index, seed, epoch, scratch.data());
     apply_augment(augment, draw_augment(augment, seed, epoch, sample_index), dataset, scratch.data(), dst);
   }
   return batch;

@@ -9,7 +9,14 @@
 
 namespace ingot::data {
 
-enum class DataStream : uint32_t { Shuffle = 1, Augment = 2, SyntheticPattern = 3, SyntheticSample = 4, TokenMask = 5 };
+enum class DataStream : uint32_t {
+  Shuffle = 1,
+  Augment = 2,
+  SyntheticPattern = 3,
+  SyntheticSample = 4,
+  TokenMask = 5,
+  Transform = 6
+};
 
 /// Four random words for (seed, stream, sample, epoch, block): block numbers the 4-word groups
 /// when one sample needs more than four draws.

@@ -111,7 +111,7 @@ bool decode_png(const unsigned char* data, size_t size, RawImage* out) {
   return true;
 }
 
-bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out) {
+bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divisor) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
   cinfo.err = jpeg_std_error(&errors.mgr);
@@ -134,6 +134,10 @@ bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out) {
     return false;
   }
   cinfo.out_color_space = cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  if (divisor > 1) {  // libjpeg's DCT scaling: 1/2, 1/4, 1/8 of each side, rounded up
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = static_cast<unsigned>(divisor);
+  }
   jpeg_start_decompress(&cinfo);
   const size_t stride = static_cast<size_t>(cinfo.output_width) * static_cast<size_t>(cinfo.output_components);
   if (stride * cinfo.output_height > kMaxPixels) {
@@ -155,6 +159,28 @@ bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out) {
     jpeg_read_scanlines(&cinfo, &row, 1);
   }
   jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return true;
+}
+
+bool probe_jpeg(const unsigned char* data, size_t size, RawImage* out) {
+  jpeg_decompress_struct cinfo;
+  JpegErrors errors;
+  cinfo.err = jpeg_std_error(&errors.mgr);
+  errors.mgr.error_exit = jpeg_on_error;
+  errors.mgr.emit_message = jpeg_on_message;
+  errors.mgr.output_message = jpeg_quiet;
+  errors.out = out;
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&cinfo, TRUE);
+  out->width = static_cast<int>(cinfo.image_width);
+  out->height = static_cast<int>(cinfo.image_height);
+  out->channels = cinfo.num_components == 1 ? 1 : 3;
   jpeg_destroy_decompress(&cinfo);
   return true;
 }

@@ -27,6 +27,12 @@ bool decode_png(const unsigned char* data, size_t size, RawImage* out);
 /// Decode a whole JPEG file held in `data` to grey (1 channel) or RGB (3). Returns false with
 /// `out->message` set on any error, on a libjpeg warning (corrupt or truncated data; stray bytes
 /// between segments excepted), and for CMYK / YCCK images; nothing is printed.
-bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out);
+/// `divisor` 2, 4 or 8 decodes at that fraction of each side (libjpeg's DCT scaling, sides
+/// rounded up): less work when the image is shrunk afterwards anyway.
+bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divisor = 1);
+
+/// Reads a JPEG's header only: width, height and channels (1 or 3) into `out`, no pixels.
+/// Returns false with `out->message` set when the header is unreadable.
+bool probe_jpeg(const unsigned char* data, size_t size, RawImage* out);
 
 }  // namespace ingot::data::codec

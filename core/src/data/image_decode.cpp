@@ -31,16 +31,47 @@ bool is_image_path(const std::string& path) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
-Image decode_image(const std::string& path) {
+std::vector<uint8_t> read_image_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, "no such image file; check the path");
   const InputFile file(path);  // (a FIFO or a device is refused, not read)
   std::vector<uint8_t> bytes(static_cast<size_t>(file.size()));
   file.read_at(bytes.data(), bytes.size(), 0);
-  return decode_image(bytes, path);
+  return bytes;
 }
 
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name) {
+Image decode_image(const std::string& path) { return decode_image(read_image_file(path), path); }
+
+ImageInfo probe_image(const std::vector<uint8_t>& bytes, const std::string& name) {
+  ImageInfo info;
+  if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) {
+    // The IHDR chunk comes first: length (4), "IHDR" (4), width and height (4 each, big-endian).
+    if (bytes.size() < 24 || std::memcmp(bytes.data() + 12, "IHDR", 4) != 0)
+      fail(name, "corrupt or truncated PNG (no IHDR chunk); replace or remove the file");
+    const auto be32 = [&](size_t at) {
+      return (int64_t{bytes[at]} << 24) | (int64_t{bytes[at + 1]} << 16) | (int64_t{bytes[at + 2]} << 8) |
+             int64_t{bytes[at + 3]};
+    };
+    info.width = be32(16);
+    info.height = be32(20);
+  } else if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) {
+    codec::RawImage raw;
+    if (!codec::probe_jpeg(bytes.data(), bytes.size(), &raw))
+      fail(name, fmt::format("corrupt or truncated JPEG ({}); replace or remove the file", raw.message));
+    info.width = raw.width;
+    info.height = raw.height;
+    info.jpeg = true;
+  } else {
+    fail(name, bytes.empty() ? "the file is empty; replace or remove it"
+                             : "not a PNG or JPEG file (unknown signature); convert it or remove it");
+  }
+  if (info.width <= 0 || info.height <= 0) fail(name, "the image has no pixels; replace or remove the file");
+  return info;
+}
+
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int64_t divisor) {
+  INGOT_CHECK(divisor == 1 || divisor == 2 || divisor == 4 || divisor == 8,
+              "decode_image: divisor {} must be 1, 2, 4 or 8", divisor);
   codec::RawImage raw;
   bool ok = false;
   const char* kind = "";
@@ -49,7 +80,7 @@ Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name) {
     ok = codec::decode_png(bytes.data(), bytes.size(), &raw);
   } else if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF) {
     kind = "JPEG";
-    ok = codec::decode_jpeg(bytes.data(), bytes.size(), &raw);
+    ok = codec::decode_jpeg(bytes.data(), bytes.size(), &raw, static_cast<int>(divisor));
   } else {
     fail(name, bytes.empty() ? "the file is empty; replace or remove it"
                              : "not a PNG or JPEG file (unknown signature); convert it or remove it");

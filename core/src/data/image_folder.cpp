@@ -60,11 +60,60 @@ Split list_split(const std::string& dir, const std::vector<std::string>& classes
   return s;
 }
 
-std::shared_ptr<const Dataset> make_dataset(const Split& s, const Shape& sample, const ImageFolderOptions& o,
-                                            int64_t classes, const Normalize& normalize, const std::string& dir) {
-  const std::vector<uint8_t> bytes = load_image_samples(s.files, sample, o.resize, o.antialias);
-  const int64_t n = static_cast<int64_t>(s.files.size());
+bool streams(const ImageFolderOptions& o, const Split& s, const Shape& sample, const TransformPipeline& transforms) {
+  if (o.stream != ImageFolderOptions::Stream::Auto) return o.stream == ImageFolderOptions::Stream::On;
+  const Shape out = transforms.empty() ? sample : transforms.output_shape(sample[0]);
+  return !transforms.empty() ||
+         static_cast<int64_t>(s.files.size()) * out.numel() * static_cast<int64_t>(sizeof(float)) > kMaxInMemoryBytes;
+}
+
+std::shared_ptr<const Dataset> make_dataset(Split s, const Shape& sample, const ImageFolderOptions& o, int64_t classes,
+                                            const Normalize& normalize, const std::string& dir,
+                                            const TransformPipeline& transforms) {
   const std::string source = "data.image_folder: " + dir;
+  if (!transforms.empty() && transforms.output_shape(sample[0]) != sample)
+    throw ConfigError(
+        fmt::format("{}: the transforms make {} samples but model.input_shape is {}; make the last "
+                    "crop or resize give the model's height and width",
+                    source, transforms.output_shape(sample[0]).str(), sample.str()));
+  if (streams(o, s, sample, transforms)) {
+    ImageStreamOptions so;
+    so.transforms = transforms;
+    so.sample = sample;
+    so.resize = o.resize;
+    so.antialias = o.antialias;
+    so.normalize = normalize;
+    so.reduced_decode = o.reduced_decode;
+    so.on_bad_image = o.on_bad_image;
+    so.source = source;
+    return std::make_shared<ImageStreamDataset>(std::move(s.files), std::move(s.labels), classes, std::move(so));
+  }
+  if (!transforms.empty())
+    fail(fmt::format("{}: transforms run when an image is read; remove 'stream: false' or the transforms", dir));
+  std::vector<std::pair<size_t, std::string>> bad;
+  std::vector<uint8_t> bytes = load_image_samples(s.files, sample, o.resize, o.antialias,
+                                                  o.on_bad_image == BadImagePolicy::Skip ? &bad : nullptr);
+  if (!bad.empty()) {  // skip: the bad files' samples leave the set, each named once
+    const size_t per = static_cast<size_t>(sample.numel());
+    for (const auto& [i, why] : bad) log_warn("{}: skipped a bad image (on_bad_image: skip): {}", source, why);
+    std::vector<bool> drop(s.files.size(), false);
+    for (const auto& [i, why] : bad) drop[i] = true;
+    Split kept;
+    std::vector<uint8_t> kept_bytes;
+    for (size_t i = 0; i < s.files.size(); ++i) {
+      if (drop[i]) continue;
+      kept.files.push_back(s.files[i]);
+      kept.labels.push_back(s.labels[i]);
+      kept_bytes.insert(kept_bytes.end(), bytes.begin() + static_cast<std::ptrdiff_t>(i * per),
+                        bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
+    }
+    if (kept.files.empty()) fail(fmt::format("{}: none of the {} images decodes; check the folder", dir, bad.size()));
+    log_warn("{}: {} of {} images skipped as bad; training reads the other {}", source, bad.size(), s.files.size(),
+             kept.files.size());
+    s = std::move(kept);
+    bytes = std::move(kept_bytes);
+  }
+  const int64_t n = static_cast<int64_t>(s.files.size());
   Normalize norm = normalize;  // empty = none, as normalize_samples reads it
   if (norm.mean.empty()) norm.mean = {0.0f};
   if (norm.std.empty()) norm.std = {1.0f};
@@ -101,7 +150,7 @@ std::vector<std::string> image_files(const std::string& dir, int64_t* skipped) {
 }
 
 std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode,
-                                        bool antialias) {
+                                        bool antialias, std::vector<std::pair<size_t, std::string>>* bad) {
   const size_t per = static_cast<size_t>(sample.numel()), n = files.size();
   std::vector<uint8_t> out(per * n);
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
@@ -110,12 +159,18 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
   // in file order is reported, so the message does not depend on the thread count.
   std::vector<std::exception_ptr> errors(threads);
   std::vector<size_t> failed_at(threads, n);
+  std::vector<std::vector<std::pair<size_t, std::string>>> bad_of(threads);
   const auto work = [&](unsigned t) {
     size_t i = t;
     try {
       for (; i < n; i += threads) {
-        const std::vector<uint8_t> one = image_sample(decode_image(files[i]), sample, mode, antialias);
-        std::memcpy(out.data() + i * per, one.data(), per);
+        try {
+          const std::vector<uint8_t> one = image_sample(decode_image(files[i]), sample, mode, antialias);
+          std::memcpy(out.data() + i * per, one.data(), per);
+        } catch (const InputError& e) {
+          if (bad == nullptr) throw;
+          bad_of[t].emplace_back(i, e.what());
+        }
       }
     } catch (...) {
       errors[t] = std::current_exception();
@@ -128,6 +183,10 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
   for (std::thread& t : pool) t.join();
   const size_t first = static_cast<size_t>(std::min_element(failed_at.begin(), failed_at.end()) - failed_at.begin());
   if (errors[first]) std::rethrow_exception(errors[first]);
+  if (bad != nullptr) {
+    for (auto& b : bad_of) bad->insert(bad->end(), b.begin(), b.end());
+    std::sort(bad->begin(), bad->end());
+  }
   return out;
 }
 
@@ -157,19 +216,25 @@ DatasetSplits image_folder_datasets(const ImageFolderOptions& o, const Shape& sa
   const int64_t k = static_cast<int64_t>(classes.size());
   DatasetSplits out;
   out.class_names = classes;
-  out.train = make_dataset(train, sample, o, k, normalize, o.train);
-  out.test = make_dataset(test, sample, o, k, normalize, o.test);
-  if (!o.validation.empty()) out.validation = make_dataset(validation, sample, o, k, normalize, o.validation);
+  out.train = make_dataset(train, sample, o, k, normalize, o.train, o.train_transforms);
+  out.test = make_dataset(test, sample, o, k, normalize, o.test, o.test_transforms);
+  if (!o.validation.empty())
+    out.validation = make_dataset(validation, sample, o, k, normalize, o.validation, o.test_transforms);
+  return out;
   return out;
 }
 
 void register_image_folder_dataset(DatasetRegistry& registry) {
   config::Schema keys;
   keys.string("train", true).string("test", true).string("validation").string("resize", false, {"crop", "stretch"});
-  keys.boolean("antialias");
+  keys.boolean("antialias").string("stream", false, {"auto", "true", "false"}).boolean("reduced_decode");
+  keys.string("on_bad_image", false, {"error", "skip"});
+  config::Schema transforms;
+  for (const char* split : {"train", "test"}) transforms.add({.key = split, .type = config::FieldType::List});
+  keys.section("transforms", std::move(transforms));
   registry.add(
       {"image_folder", std::move(keys),
-       [](const YAML::Node& section, const std::string&, const DataConfig& c, uint64_t) {
+       [](const YAML::Node& section, const std::string& file, const DataConfig& c, uint64_t) {
          if (!section || !section.IsMap() || !section["train"] || !section["test"])
            throw ConfigError(
                "data.image_folder: give the folders, e.g. data: {dataset: image_folder, image_folder: {train: "
@@ -183,10 +248,31 @@ void register_image_folder_dataset(DatasetRegistry& registry) {
          if (section["validation"]) o.validation = section["validation"].Scalar();
          if (section["resize"]) o.resize = parse_resize_mode(section["resize"].Scalar(), "data.image_folder.resize");
          if (section["antialias"]) o.antialias = section["antialias"].as<bool>();
+         if (section["stream"]) {
+           const std::string v = section["stream"].Scalar();
+           o.stream = v == "auto"   ? ImageFolderOptions::Stream::Auto
+                      : v == "true" ? ImageFolderOptions::Stream::On
+                                    : ImageFolderOptions::Stream::Off;
+         }
+         if (section["reduced_decode"]) o.reduced_decode = section["reduced_decode"].as<bool>();
+         if (section["on_bad_image"])
+           o.on_bad_image = parse_bad_image_policy(section["on_bad_image"].Scalar(), "data.image_folder.on_bad_image");
+         if (const YAML::Node t = section["transforms"]) {
+           if (t["train"])
+             o.train_transforms = TransformPipeline::parse(t["train"], file, "data.image_folder.transforms.train");
+           if (t["test"])
+             o.test_transforms = TransformPipeline::parse(t["test"], file, "data.image_folder.transforms.test");
+           if (o.train_transforms.empty() != o.test_transforms.empty())
+             throw ConfigError(fmt::format(
+                 "{}: data.image_folder.transforms: give both train and test lists (the test list sizes the images "
+                 "as train's does, e.g. [{{resize: 256}}, {{center_crop: 224}}])",
+                 config::where(file, t)));
+         }
          return image_folder_datasets(o, *c.input_shape, c.normalize);
        },
-       "PNG and JPEG files, one sub-folder per class, resized to model.input_shape (data.image_folder: train, test, "
-       "validation, resize: crop | stretch, antialias)"});
+       "PNG and JPEG files, one sub-folder per class, decoded into memory or streamed through transforms "
+       "(data.image_folder: train, test, validation, resize: crop | stretch, antialias, stream: auto | true | false, "
+       "transforms: {train: [...], test: [...]}, reduced_decode, on_bad_image: error | skip)"});
 }
 
 }  // namespace ingot::data

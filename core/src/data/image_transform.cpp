@@ -9,84 +9,21 @@
 #include <cmath>
 
 #include "ingot/base/error.h"
+#include "resample.h"
 
 namespace ingot::data {
 namespace {
-
-/// One axis of the interpolation: per output index, the first input index and the weights of the
-/// input indices from it on.
-struct Axis {
-  std::vector<int64_t> first;
-  std::vector<std::vector<float>> weights;
-};
-
-/// Output positions `first .. first + count` of an axis resized from `in` to `out`. Plain:
-/// torch's bilinear (the two inputs nearest the output's centre). Antialiased: torch's
-/// antialias=True (PIL's): a triangle filter stretched over `in / out` inputs when shrinking,
-/// weights normalised to sum to one.
-Axis axis(int64_t in, int64_t out, int64_t first, int64_t count, bool antialias) {
-  Axis a;
-  const float scale = static_cast<float>(in) / static_cast<float>(out);
-  for (int64_t d = first; d < first + count; ++d) {
-    if (!antialias) {
-      const float src = std::max(scale * (static_cast<float>(d) + 0.5f) - 0.5f, 0.0f);
-      const int64_t i = std::min(static_cast<int64_t>(src), in - 1);
-      const float lambda = src - static_cast<float>(i);
-      a.first.push_back(i);
-      a.weights.push_back(i < in - 1 ? std::vector<float>{1.0f - lambda, lambda} : std::vector<float>{1.0f});
-      continue;
-    }
-    const double support = scale >= 1.0f ? scale : 1.0, invscale = scale >= 1.0f ? 1.0 / scale : 1.0;
-    const double center = scale * (static_cast<double>(d) + 0.5);
-    const int64_t lo = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
-    const int64_t hi = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in);
-    std::vector<float> w;
-    double total = 0.0;
-    for (int64_t j = lo; j < hi; ++j) {
-      const double t = std::abs((static_cast<double>(j) - center + 0.5) * invscale);
-      w.push_back(static_cast<float>(t < 1.0 ? 1.0 - t : 0.0));
-      total += w.back();
-    }
-    for (float& v : w) v = total > 0.0 ? static_cast<float>(v / total) : 0.0f;
-    a.first.push_back(lo);
-    a.weights.push_back(std::move(w));
-  }
-  return a;
-}
 
 /// Rows `top ..` and columns `left ..` (out_h x out_w of them) of the image resized to rh x rw:
 /// along the width first, then the height.
 std::vector<float> resize_window(const std::vector<float>& planes, int64_t channels, int64_t h, int64_t w, int64_t rh,
                                  int64_t rw, int64_t top, int64_t left, int64_t out_h, int64_t out_w,
                                  bool antialias) {
-  const Axis ys = axis(h, rh, top, out_h, antialias), xs = axis(w, rw, left, out_w, antialias);
-  std::vector<float> rows(static_cast<size_t>(h * out_w));
-  std::vector<float> out(static_cast<size_t>(channels * out_h * out_w));
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* src = planes.data() + c * h * w;
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t x = 0; x < out_w; ++x) {
-        const float* in = src + y * w + xs.first[x];
-        float v = 0.0f;
-        for (size_t k = 0; k < xs.weights[x].size(); ++k) v += xs.weights[x][k] * in[k];
-        rows[static_cast<size_t>(y * out_w + x)] = v;
-      }
-    float* dst = out.data() + c * out_h * out_w;
-    for (int64_t y = 0; y < out_h; ++y)
-      for (int64_t x = 0; x < out_w; ++x) {
-        float v = 0.0f;
-        for (size_t k = 0; k < ys.weights[y].size(); ++k)
-          v += ys.weights[y][k] * rows[static_cast<size_t>((ys.first[y] + static_cast<int64_t>(k)) * out_w + x)];
-        dst[y * out_w + x] = v;
-      }
-  }
+  const ResampleAxis ys = resample_axis(h, 0.0, static_cast<double>(h), rh, top, out_h, antialias);
+  const ResampleAxis xs = resample_axis(w, 0.0, static_cast<double>(w), rw, left, out_w, antialias);
+  std::vector<float> out(static_cast<size_t>(channels * out_h * out_w)), rows;
+  resample(planes.data(), channels, h, w, ys, xs, out.data(), rows);
   return out;
-}
-
-/// Python's round() of d / 2 (halves to even), as torchvision's CenterCrop computes its offset.
-int64_t half_rounded_even(int64_t d) {
-  const int64_t k = d / 2;
-  return d % 2 == 0 || k % 2 == 0 ? k : k + 1;
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "ingot/base/error.h"
 
 namespace ingot::parallel {
@@ -17,6 +20,10 @@ config::Schema parallel_schema() {
       .boolean("sync_batchnorm")
       .integer("micro_batches", 1, 4096)
       .number("timeout_s", 1, 86400);
+  config::Field devices;
+  devices.key = "devices";
+  devices.help = "ranks `ingot run` starts itself: auto (one per visible device) or a count";
+  s.add(devices);
   config::Field stages;
   stages.key = "stages";
   stages.type = config::FieldType::List;
@@ -37,6 +44,13 @@ ParallelConfig parse_parallel_config(const YAML::Node& node, const std::string& 
   if (node["sync_batchnorm"]) c.sync_batchnorm = node["sync_batchnorm"].as<bool>();
   if (node["micro_batches"]) c.micro_batches = node["micro_batches"].as<int64_t>();
   if (node["timeout_s"]) c.timeout_s = node["timeout_s"].as<double>();
+  if (node["devices"]) {
+    c.devices = node["devices"].Scalar();
+    rank_count(c.devices, 1, fmt::format("{}:{}: parallel.devices", file, node["devices"].Mark().line + 1));
+    INGOT_CHECK_AS(c.mode != "pipeline", ConfigError,
+                   "{}:{}: parallel.devices starts data-parallel ranks; mode pipeline is started with ingot launch",
+                   file, node["devices"].Mark().line + 1);
+  }
   if (const YAML::Node st = node["stages"]) {
     for (const YAML::Node& k : st) {
       int64_t v = 0;
@@ -59,6 +73,15 @@ ParallelConfig parse_parallel_config(const YAML::Node& node, const std::string& 
                  "e.g. stages: [4, 3]",
                  file, line("mode"));
   return c;
+}
+
+int rank_count(const std::string& devices, int visible, const std::string& where) {
+  if (devices == "auto") return std::max(visible, 1);
+  int n = 0;
+  const auto [end, ec] = std::from_chars(devices.data(), devices.data() + devices.size(), n);
+  INGOT_CHECK_AS(ec == std::errc{} && end == devices.data() + devices.size() && n >= 1 && n <= 1024, ConfigError,
+                 "{}: '{}' is not auto or a number of ranks (1 to 1024)", where, devices);
+  return n;
 }
 
 std::string communicator_name(const ParallelConfig& config, bool cuda) {

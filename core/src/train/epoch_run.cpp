@@ -120,7 +120,13 @@ EpochRun::EpochRun(LoopParts& loop, int64_t epoch)
 }
 
 bool EpochRun::run() {
-  while (auto batch = next_batch(feeder_)) {
+  for (;;) {
+    const Clock::time_point asked = Clock::now();
+    std::optional<data::Batch> batch = next_batch(feeder_);
+    const double waited = seconds_since(asked);
+    data_s_ += waited;
+    epoch_data_s_ += waited;
+    if (!batch) break;
     micro_batch(*batch);
     const bool last_of_epoch = batch->index + 1 == loop_.plan.batches_per_epoch;
     if (micro_ < loop_.config.accumulate && !last_of_epoch) continue;
@@ -166,7 +172,8 @@ void EpochRun::micro_batch(const data::Batch& batch) {
   const double value = loss.item();
   phase.end();
   count(batch, value);
-  l.observer.micro_batch_done(batch, shown_loss_, lr_);
+  const double elapsed = seconds();
+  l.observer.micro_batch_done(batch, shown_loss_, lr_, elapsed > 0.0 ? epoch_data_s_ / elapsed : 0.0);
 }
 
 void EpochRun::count(const data::Batch& batch, double value) {
@@ -210,8 +217,8 @@ bool EpochRun::step(const data::Batch& last, ProfileScope& phase) {
   ++l.position.step;
   consume(last);
   const double loss = l.callbacks.step_loss(l.state, group_loss_ / static_cast<double>(micro_));
-  l.observer.step_done(
-      {epoch_ + 1, l.position.step, loss, lr_, group_images_, seconds_since(step_start_), grad_norm, l.gate.skipped()});
+  l.observer.step_done({epoch_ + 1, l.position.step, loss, lr_, group_images_, seconds_since(step_start_), grad_norm,
+                        l.gate.skipped(), data_s_});
   reset_group();
   // A step checkpoint at the epoch's end would repeat the epoch checkpoint written next.
   if (l.on_step_end && l.position.batch < l.plan.batches_per_epoch) l.on_step_end(l.position);
@@ -236,6 +243,7 @@ void EpochRun::reset_group() {
   group_loss_ = 0.0;
   micro_ = 0;
   group_images_ = 0;
+  data_s_ = 0.0;
   nonfinite_.clear();
 }
 

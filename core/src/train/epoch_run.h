@@ -75,6 +75,8 @@ class EpochRun {
   double mean_loss() const { return shown_loss_; }
   int64_t batches() const { return epoch_batches_; }
   double seconds() const { return std::chrono::duration<double>(Clock::now() - epoch_start_).count(); }
+  /// Seconds of this epoch spent waiting for the next batch (the loader's workers had none ready).
+  double data_seconds() const { return epoch_data_s_; }
 
  private:
   /// Forward, loss (with the callbacks' extra terms) and backward of one micro-batch.
@@ -100,6 +102,7 @@ class EpochRun {
   double epoch_loss_ = 0.0, group_loss_ = 0.0, shown_loss_ = 0.0;
   int64_t epoch_batches_ = 0, finite_batches_ = 0, micro_ = 0, group_images_ = 0;
   double lr_ = 0.0;        ///< the step's lr (the schedule at position.step)
+  double data_s_ = 0.0, epoch_data_s_ = 0.0;  ///< waiting for batches: this step's, this epoch's
   std::string nonfinite_;  ///< the group's first non-finite loss
 };
 

@@ -298,9 +298,10 @@ void print_header(const PipelineState& s) {
   s.out << fmt::format("run: {}  ({})\n", s.cfg.name(), s.run->path().string());
   const std::string validation =
       s.loaders.validation ? fmt::format("{} validation / ", s.loaders.validation->dataset().size()) : "";
-  s.out << fmt::format("data: {} train / {}{} test samples of {}, batch {}, {} workers\n",
+  s.out << fmt::format("data: {} train / {}{} test samples of {}, batch {}, {} workers{}\n",
                        s.loaders.train->dataset().size(), validation, s.loaders.test->dataset().size(), sample.str(),
-                       s.data.batch_size, s.data.workers);
+                       s.data.batch_size, s.data.workers,
+                       s.loaders.train->dataset().streamed() ? ", streamed (each image decoded when it is read)" : "");
   s.out << fmt::format("model: {} parameters on {}\n", s.model->num_parameters(), s.model->device().str());
   s.out << fmt::format("train: {} epochs, {} steps ({} per epoch), optimizer {}, loss {}\n", s.plan.epochs,
                        s.plan.total_steps, s.plan.steps_per_epoch, s.optimizer->type(), s.train.loss.type);

@@ -63,6 +63,7 @@ void ProgressBar::start_epoch(int64_t epoch, int64_t epochs, int64_t batches) {
   batches_ = batches > 0 ? batches : 0;
   done_ = images_total_ = pending_images_ = pending_batches_ = last_drawn_batch_ = 0;
   loss_ = lr_ = 0.0;
+  data_share_ = -1.0;
   epoch_start_ = last_update_ = last_draw_ = now();
   active_ = true;
   if (memory_ != nullptr) memory_->begin_epoch();
@@ -115,6 +116,7 @@ std::string ProgressBar::line() const {
   }
   s += fmt::format("  {} {}/s  loss {:.4f}  lr {:.1e}", rate_text(images_rate_), options_.unit, loss_, lr_);
   if (!status_.empty()) s += "  " + status_;
+  if (data_share_ >= 0.0) s += fmt::format("  data {:.0f}%", 100.0 * data_share_);
   if (batches_ > 0) {
     s += "  ETA ";
     s += format_duration(eta_s());
@@ -158,6 +160,7 @@ void ProgressBar::finish_epoch(std::string_view extra) {
   s += fmt::format(" in {}  {} {}/s  loss {:.4f}  lr {:.1e}", format_duration(elapsed), rate_text(images_per_s),
                    options_.unit, loss_, lr_);
   if (!status_.empty()) s += "  " + status_;
+  if (data_share_ >= 0.0) s += fmt::format("  data {:.0f}%", 100.0 * data_share_);
   s += memory_text();
   s += extra;
   if (tty_) out_ << kClearLine;

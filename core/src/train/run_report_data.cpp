@@ -110,6 +110,9 @@ void add_record(RunReportData& d, const Json& r, double& t0) {
       }
       d.confusion = std::move(conf);
     }
+  } else if (event == "epoch") {
+    const auto epoch = number(r, "epoch"), share = number(r, "data_share");
+    if (epoch && share) d.data_share.emplace_back(*epoch, *share);
   } else if (event == "early_stop" && step) {
     if (const auto epoch = number(r, "epoch")) d.early_stop_step = {static_cast<int64_t>(*epoch), *step};
   } else if (event == "stage_report") {

@@ -39,6 +39,7 @@ struct RunReportData {
   Points train_loss;     ///< (step, loss) of every train_step record
   Points lr;             ///< (step, lr)
   Points throughput;     ///< (seconds since the first record, images/s)
+  Points data_share;     ///< (epoch, share of its time spent waiting for batches)
   Points eval_loss;      ///< (step, loss) of every eval record of the test split
   Points eval_accuracy;  ///< (step, accuracy in %)
   Points val_loss;       ///< (step, loss) of every eval record of the validation split

@@ -92,6 +92,13 @@ std::string run_header_html(const RunReportData& r, const std::string& colour) {
   if (r.last_eval_perplexity)  // a language model: next-token accuracy above, perplexity = exp(loss)
     s += row("final test perplexity", value_or_dash(r.last_eval_perplexity) + " (last eval record)");
   s += row("final train loss", value_or_dash(f.train_loss));
+  if (!r.data_share.empty()) {  // whether the loader kept up: near 0 = compute-bound
+    double sum = 0.0;
+    for (const auto& [epoch, share] : r.data_share) sum += share;
+    s += row("waiting for data", fmt::format("{:.1f}% of the training time (mean of {} epochs; last epoch {:.1f}%)",
+                                             100.0 * sum / static_cast<double>(r.data_share.size()),
+                                             r.data_share.size(), 100.0 * r.data_share.back().second));
+  }
   if (const std::string epoch = r.summary_value("best_epoch"); !epoch.empty()) {  // (a validation split)
     std::string best = "epoch " + epoch;
     for (const char* key : {"best_val_loss", "best_val_accuracy"})

@@ -15,8 +15,9 @@ void TrainObserver::epoch_started(int64_t epoch) const {
   if (ctx_.progress) ctx_.progress->start_epoch(epoch + 1, plan_.epochs, plan_.batches_per_epoch);
 }
 
-void TrainObserver::micro_batch_done(const data::Batch& batch, double mean_loss, double lr) const {
+void TrainObserver::micro_batch_done(const data::Batch& batch, double mean_loss, double lr, double data_share) const {
   if (!ctx_.progress) return;
+  ctx_.progress->set_data_share(data_share);
   if (scaler_ != nullptr)
     ctx_.progress->set_status(scaler_->skipped_steps() > 0 ? fmt::format("scale {:g} ({} skipped)",
                                                                          scaler_->get_scale(), scaler_->skipped_steps())
@@ -35,6 +36,7 @@ void TrainObserver::step_done(const StepReport& s) const {
   if (!ctx_.stage.empty()) r.set("stage", ctx_.stage);
   if (s.grad_norm >= 0) r.set("grad_norm", s.grad_norm);
   if (s.skipped > 0) r.set("skipped_steps", s.skipped);
+  r.set("data_wait_s", s.data_seconds).set("data_share", s.seconds > 0 ? s.data_seconds / s.seconds : 0.0);
   if (scaler_ != nullptr) r.set("loss_scale", scaler_->get_scale()).set("amp_skipped_steps", scaler_->skipped_steps());
   ctx_.metrics->log(r);
 }
@@ -43,10 +45,13 @@ void TrainObserver::epoch_ended(bool complete, int64_t batch) const {
   if (ctx_.progress) ctx_.progress->finish_epoch(complete ? "" : fmt::format("  stopped at batch {}", batch));
 }
 
-void TrainObserver::epoch_done(int64_t epoch, int64_t step, double loss, double seconds, int64_t batches) const {
+void TrainObserver::epoch_done(int64_t epoch, int64_t step, double loss, double seconds, int64_t batches,
+                               double data_seconds) const {
   if (!ctx_.metrics) return;
   Record r("epoch", epoch, step);
   r.set("loss", loss).set("time_s", seconds).set("batches", batches);
+  r.set("data_wait_s", data_seconds).set("data_share", seconds > 0 ? data_seconds / seconds : 0.0);
+  if (const int64_t skipped = ctx_.loader->dataset().skipped_samples(); skipped > 0) r.set("skipped_samples", skipped);
   if (!ctx_.stage.empty()) r.set("stage", ctx_.stage);
   r.set("device", ctx_.model->device().str()).set("ops_by_backend", RawJson{ops_by_backend_json()});
   ctx_.metrics->log(r);

@@ -20,6 +20,7 @@ struct StepReport {
   double seconds = 0.0;   ///< since the previous step ended
   double grad_norm = -1;  ///< before clipping; < 0 when train.clip_grad_norm is off
   int64_t skipped = 0;    ///< skip_step's skipped steps so far
+  double data_seconds = 0.0;  ///< of `seconds`, waiting for the loader's batches
 };
 
 class TrainObserver {
@@ -28,8 +29,9 @@ class TrainObserver {
   TrainObserver(const TrainContext& ctx, const TrainPlan& plan, int64_t log_every, const amp::GradScaler* scaler);
 
   void epoch_started(int64_t epoch) const;
-  /// After a micro-batch's backward: the epoch's mean loss so far and the lr.
-  void micro_batch_done(const data::Batch& batch, double mean_loss, double lr) const;
+  /// After a micro-batch's backward: the epoch's mean loss so far, the lr and the share of the
+  /// epoch's time so far spent waiting for batches.
+  void micro_batch_done(const data::Batch& batch, double mean_loss, double lr, double data_share) const;
   /// skip_step passed over a step; `what` says why.
   void step_skipped(const std::string& what) const;
   /// A train_step record every log_every steps and at the last step.
@@ -37,7 +39,7 @@ class TrainObserver {
   /// The epoch's progress line ends; `complete` false: it stopped after `batch` batches.
   void epoch_ended(bool complete, int64_t batch) const;
   /// The epoch record of a complete epoch (1-based `epoch`).
-  void epoch_done(int64_t epoch, int64_t step, double loss, double seconds, int64_t batches) const;
+  void epoch_done(int64_t epoch, int64_t step, double loss, double seconds, int64_t batches, double data_seconds) const;
 
  private:
   const TrainContext& ctx_;

@@ -25,7 +25,7 @@ std::optional<TrainStatus> finish_epoch(LoopParts& l, EpochRun& run, bool stop, 
   }
   l.position.epoch = epoch;
   l.position.batch = 0;
-  l.observer.epoch_done(epoch, l.position.step, run.mean_loss(), seconds, run.batches());
+  l.observer.epoch_done(epoch, l.position.step, run.mean_loss(), seconds, run.batches(), run.data_seconds());
   const bool go_on = !on_epoch_end || on_epoch_end(epoch, l.position, run.mean_loss());
   l.callbacks.epoch_end(l.state);
   if (!go_on) return TrainStatus::Finished;

@@ -42,6 +42,18 @@ class Dataset {
   virtual int64_t read(int64_t index, float* image) const = 0;
   /// The value of a black (zero) pixel of `channel` after normalisation: what padding adds.
   virtual float pad_value(int64_t channel) const = 0;
+  /// Sample `index` as the loader reads it in `epoch` of a run seeded `seed`: a dataset whose
+  /// samples are drawn while they are read (random transforms) keys its draws by the three; the
+  /// others return read(). Thread-safe.
+  virtual int64_t read_sample(int64_t index, uint64_t seed, int64_t epoch, float* image) const {
+    (void)seed;
+    (void)epoch;
+    return read(index, image);
+  }
+  /// Reads that gave another sample in place of a bad one (a dataset that skips bad files).
+  virtual int64_t skipped_samples() const { return 0; }
+  /// True when a read decodes the sample from disk (memory does not grow with the dataset).
+  virtual bool streamed() const { return false; }
 
   /// F32 (read) or I64 (token ids, read_ids).
   virtual DType input_dtype() const { return DType::F32; }

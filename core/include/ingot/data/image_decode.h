@@ -28,6 +28,21 @@ bool is_image_path(const std::string& path);
 Image decode_image(const std::string& path);
 
 /// The same on a file's bytes already in memory; `name` is the file named in messages.
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name);
+/// `divisor` (1, 2, 4, 8) reduces a JPEG while it is decoded (libjpeg's DCT scaling: each side
+/// divided, rounded up); a PNG is always decoded whole.
+Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int64_t divisor = 1);
+
+/// The bytes of the file at `path`; InputError naming it when it is missing or unreadable.
+std::vector<uint8_t> read_image_file(const std::string& path);
+
+/// An image's size from its header, without decoding its pixels.
+struct ImageInfo {
+  int64_t width = 0;
+  int64_t height = 0;
+  bool jpeg = false;  ///< a JPEG (whose decoding may be reduced), else a PNG
+};
+/// Reads `bytes`' header; InputError naming `name` as decode_image's for a file that is neither
+/// format or whose header is corrupt.
+ImageInfo probe_image(const std::vector<uint8_t>& bytes, const std::string& name);
 
 }  // namespace ingot::data

@@ -1,12 +1,16 @@
 // The `image_folder` dataset: folders of PNG and JPEG files, one sub-folder per class (as
-// torchvision's ImageFolder), decoded at load, converted and resized to model.input_shape.
+// torchvision's ImageFolder), either decoded once at load into memory (converted and resized to
+// model.input_shape) or streamed: decoded in the loader's workers every time a sample is read,
+// through the split's transforms (image_stream.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ingot/data/dataset_registry.h"
+#include "ingot/data/image_stream.h"
 #include "ingot/data/image_transform.h"
+#include "ingot/data/vision_transforms.h"
 
 namespace ingot::data {
 
@@ -15,16 +19,27 @@ struct ImageFolderOptions {
   std::string train, test, validation;
   ResizeMode resize = ResizeMode::Crop;
   bool antialias = true;  ///< resizing filters as torchvision's Resize does by default (PIL's)
+  /// Auto: stream when there are transforms or the decoded images would take more than
+  /// kMaxInMemoryBytes; else decode once into memory.
+  enum class Stream { Auto, On, Off } stream = Stream::Auto;
+  TransformPipeline train_transforms, test_transforms;  ///< test's also serve validation
+  bool reduced_decode = true;
+  BadImagePolicy on_bad_image = BadImagePolicy::Error;
 };
+
+/// Above this many bytes of decoded f32 samples (per split), `stream: auto` streams.
+inline constexpr int64_t kMaxInMemoryBytes = int64_t{2} << 30;
 
 /// The image files (.png, .jpg, .jpeg in any case) under `dir`, recursively, in sorted path
 /// order; `skipped` (when given) counts the other files. InputError when `dir` is not a folder.
 std::vector<std::string> image_files(const std::string& dir, int64_t* skipped = nullptr);
 
 /// Every image of `files` as one sample of `sample` = [C, H, W] bytes, concatenated [N, C, H, W]
-/// (decoded on several threads). Throws the first file's InputError (see decode_image).
+/// (decoded on several threads). Throws the first file's InputError (see decode_image); with
+/// `bad` given, a file that fails is listed there instead (index, message) and its sample left 0.
 std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode,
-                                        bool antialias = true);
+                                        bool antialias = true,
+                                        std::vector<std::pair<size_t, std::string>>* bad = nullptr);
 
 /// Reads the folders: class names are the train folder's sub-folders, sorted; test and
 /// validation must have the same ones. Images are decoded, converted to `sample`'s channels and
@@ -33,7 +48,8 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
 /// naming the file). Files that are not images are skipped and counted in one note on stderr.
 DatasetSplits image_folder_datasets(const ImageFolderOptions& options, const Shape& sample, const Normalize& normalize);
 
-/// Registers type `image_folder` (keys train, test, validation, resize, antialias).
+/// Registers type `image_folder` (keys train, test, validation, resize, antialias, stream,
+/// transforms: {train, test}, reduced_decode, on_bad_image).
 void register_image_folder_dataset(DatasetRegistry& registry);
 
 }  // namespace ingot::data

@@ -58,6 +58,8 @@ class ProgressBar {
   /// Text shown after the lr on every line until changed, e.g. the loss scale of mixed precision
   /// ("scale 32768 (2 skipped)"); empty: nothing.
   void set_status(std::string text) { status_ = std::move(text); }
+  /// The share of the epoch's time spent waiting for batches, shown as "data N%" (< 0: hidden).
+  void set_data_share(double share) { data_share_ = share; }
 
   /// Smoothed images/s and batches/s (0 before the first update; carried over from the previous
   /// epoch), and the ETA in seconds (-1 when unknown).
@@ -81,6 +83,7 @@ class ProgressBar {
   int64_t done_ = 0, images_total_ = 0;
   double loss_ = 0.0, lr_ = 0.0;
   std::string status_;
+  double data_share_ = -1.0;
   double epoch_start_ = 0.0, last_update_ = 0.0, last_draw_ = -1e300;
   int64_t last_drawn_batch_ = 0;
   double images_rate_ = 0.0, batches_rate_ = 0.0;

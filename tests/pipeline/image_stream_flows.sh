@@ -1,0 +1,85 @@
+#!/bin/bash
+# Streamed image folders end to end, on an ImageNet-layout folder of JPEGs written by make_jpegs:
+# - a torchvision-layout ResNet trains through RandomResizedCrop + flip + jitter with 0 and with 2
+#   workers to byte-identical weights (every draw keyed by seed, epoch and sample); the progress
+#   line and the epoch records say how much of the time went to waiting for data;
+# - `ingot bench --data` times the loader alone per worker count;
+# - a truncated JPEG stops the run with one line naming it, or (on_bad_image: skip) is named once,
+#   counted in the epoch record and replaced;
+# - `ingot run --devices 2` gives the weights `ingot launch --nproc-per-node 2 run` gives;
+# - configs/imagenet_resnet50.yaml runs two steps of ResNet-50 at 224 on 224-pixel JPEGs.
+# Usage: image_stream_flows.sh INGOT_BINARY MAKE_JPEGS_BINARY
+set -euo pipefail
+ingot=$1
+make_jpegs=$2
+work=$(mktemp -d)
+trap "rm -rf \"$work\"" EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cfg=tests/pipeline/configs/image_stream.yaml
+
+"$make_jpegs" "$work/img" --classes 3 --train 12 --val 4 --width 80 --height 64 --jitter 12
+folders=(--set data.image_folder.train="$work/img/train" --set data.image_folder.test="$work/img/val")
+
+for w in 0 2; do
+  "$ingot" run "$cfg" "${folders[@]}" --set data.workers=$w --runs-dir "$work/runs$w" > "$work/out$w.txt" 2>&1 ||
+    fail "workers $w: exit $?: $(tail -5 "$work/out$w.txt")"
+done
+cmp -s "$work/runs0/image_stream/model.safetensors" "$work/runs2/image_stream/model.safetensors" ||
+  fail "0 and 2 workers trained different weights"
+grep -q "^data: 36 train / 12 test samples of \[3, 48, 48\], batch 8, 0 workers, streamed" "$work/out0.txt" || fail "no streaming line: $(head -5 "$work/out0.txt")"
+grep -qE "^epoch 2/2 done .* data [0-9]+%" "$work/out2.txt" || fail "no data share: $(grep '^epoch' "$work/out2.txt")"
+grep -q '"event":"epoch".*"data_share":' "$work/runs2/image_stream/metrics.jsonl" || fail "no data_share in the epoch record"
+echo "stream: 0 and 2 workers give the same weights, data share shown: ok"
+
+"$ingot" bench --data "$cfg" "${folders[@]}" --workers 0,2 --steps 3 --repeat 1 > "$work/bench.txt" 2>&1 ||
+  fail "bench --data: $(tail -5 "$work/bench.txt")"
+grep -qE "^ +2 +[0-9.]+ " "$work/bench.txt" || fail "bench --data table: $(cat "$work/bench.txt")"
+echo "bench --data: ok"
+
+# A truncated JPEG: one error line naming it, or (skip) named once and counted.
+head -c 300 "$work/img/train/class_01/00003.jpg" > "$work/cut.jpg"
+mv "$work/cut.jpg" "$work/img/train/class_01/00003.jpg"
+set +e
+"$ingot" run "$cfg" "${folders[@]}" --runs-dir "$work/runs_bad" > "$work/bad.txt" 2>&1
+code=$?
+set -e
+[ $code -ne 0 ] || fail "a truncated JPEG was accepted"
+grep -q "ingot: error: .*class_01/00003.jpg: corrupt or truncated JPEG" "$work/bad.txt" ||
+  fail "truncated JPEG: exit $code: $(tail -3 "$work/bad.txt")"
+"$ingot" run "$cfg" "${folders[@]}" --set data.image_folder.on_bad_image=skip --runs-dir "$work/runs_skip" \
+  > "$work/skip.txt" 2>&1 || fail "skip: exit $?: $(tail -5 "$work/skip.txt")"
+[ "$(grep -c "skipped a bad image.*00003.jpg" "$work/skip.txt")" -eq 1 ] || fail "skip warning: $(grep -i skip "$work/skip.txt")"
+grep -q '"skipped_samples":2' "$work/runs_skip/image_stream/metrics.jsonl" ||
+  fail "skipped samples not counted: $(grep '"epoch"' "$work/runs_skip/image_stream/metrics.jsonl")"
+echo "bad JPEG: error line, or skipped and counted: ok"
+rm "$work/img/train/class_01/00003.jpg"
+
+# One command for every device: --devices 2 (CPU ranks) equals launching them by hand.
+ddp=(--set parallel.mode=ddp --set train.epochs=1 --set data.workers=1)
+"$ingot" run "$cfg" "${folders[@]}" --set train.epochs=1 --set data.workers=1 --devices 2 \
+  --runs-dir "$work/runs_dev" > "$work/dev.txt" 2>&1 || fail "--devices 2: exit $?: $(tail -5 "$work/dev.txt")"
+grep -q "devices 2: starting 2 CPU ranks" "$work/dev.txt" || fail "no launch line: $(head -3 "$work/dev.txt")"
+"$ingot" launch --nproc-per-node 2 run "$cfg" "${folders[@]}" "${ddp[@]}" --runs-dir "$work/runs_launch" \
+  > "$work/launch.txt" 2>&1 || fail "launch: exit $?: $(tail -5 "$work/launch.txt")"
+cmp -s "$work/runs_dev/image_stream/model.safetensors" "$work/runs_launch/image_stream/model.safetensors" ||
+  fail "--devices 2 and ingot launch trained different weights"
+echo "--devices 2 equals ingot launch --nproc-per-node 2: ok"
+
+# The shipped ImageNet config: two steps of ResNet-50 on 224-pixel JPEGs.
+"$make_jpegs" "$work/inet" --classes 2 --train 4 --val 2 --width 250 --height 224 --jitter 20
+"$ingot" run configs/imagenet_resnet50.yaml --set data.image_folder.train="$work/inet/train" \
+  --set data.image_folder.test="$work/inet/val" --set train.steps=2 --set train.scheduler.warmup.steps=1 \
+  --set data.batch_size=4 --set data.workers=2 \
+  --set model.classes=2 --runs-dir "$work/runs_inet" > "$work/inet.txt" 2>&1 ||
+  fail "imagenet_resnet50: exit $?: $(tail -5 "$work/inet.txt")"
+grep -q "evaluate: 4 samples" "$work/inet.txt" || fail "imagenet_resnet50: no evaluation: $(tail -3 "$work/inet.txt")"
+echo "configs/imagenet_resnet50.yaml: 2 steps: ok"
+
+# The shipped distillation config: ResNet-50 teacher, MobileNetV2 student, one short epoch each.
+"$ingot" run configs/resnet_to_mobilenet_distill.yaml --set data.image_folder.train="$work/inet/train" \
+  --set data.image_folder.test="$work/inet/val" --set train.steps=2 --set train.scheduler.warmup.steps=1 \
+  --set data.batch_size=4 --set data.workers=2 --set model.classes=2 --set stages.2.student.classes=2 \
+  --set stages.2.fine_tune.epochs=1 --set report.stages=false --runs-dir "$work/runs_distill" > "$work/distill.txt" 2>&1 ||
+  fail "resnet_to_mobilenet_distill: exit $?: $(tail -5 "$work/distill.txt")"
+grep -qi "distill" "$work/distill.txt" || fail "resnet_to_mobilenet_distill: no distill stage: $(tail -5 "$work/distill.txt")"
+echo "configs/resnet_to_mobilenet_distill.yaml: teacher, student, report: ok"
