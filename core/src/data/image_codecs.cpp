@@ -69,6 +69,16 @@ void jpeg_on_message(j_common_ptr cinfo, int level) {
 
 void jpeg_quiet(j_common_ptr) {}
 
+// libjpeg's errors and warnings to `errors` (which longjmps to the caller's setjmp) and `out`'s
+// message; nothing printed.
+void route_errors(jpeg_decompress_struct& cinfo, JpegErrors& errors, RawImage* out) {
+  cinfo.err = jpeg_std_error(&errors.mgr);
+  errors.mgr.error_exit = jpeg_on_error;
+  errors.mgr.emit_message = jpeg_on_message;
+  errors.mgr.output_message = jpeg_quiet;
+  errors.out = out;
+}
+
 }  // namespace
 
 bool decode_png(const unsigned char* data, size_t size, RawImage* out) {
@@ -114,11 +124,7 @@ bool decode_png(const unsigned char* data, size_t size, RawImage* out) {
 bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divisor) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
-  cinfo.err = jpeg_std_error(&errors.mgr);
-  errors.mgr.error_exit = jpeg_on_error;
-  errors.mgr.emit_message = jpeg_on_message;
-  errors.mgr.output_message = jpeg_quiet;
-  errors.out = out;
+  route_errors(cinfo, errors, out);
   if (setjmp(errors.jump)) {
     jpeg_destroy_decompress(&cinfo);
     release(out);
@@ -166,11 +172,7 @@ bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divi
 bool probe_jpeg(const unsigned char* data, size_t size, RawImage* out) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
-  cinfo.err = jpeg_std_error(&errors.mgr);
-  errors.mgr.error_exit = jpeg_on_error;
-  errors.mgr.emit_message = jpeg_on_message;
-  errors.mgr.output_message = jpeg_quiet;
-  errors.out = out;
+  route_errors(cinfo, errors, out);
   if (setjmp(errors.jump)) {
     jpeg_destroy_decompress(&cinfo);
     return false;
