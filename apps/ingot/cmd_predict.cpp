@@ -47,12 +47,28 @@ bool is_csv(const std::string& path) {
   return ext == ".csv";
 }
 
-/// The images as the run's image_folder dataset prepares them: channels and size of the model's
-/// input, data.image_folder.resize and antialias (crop and true when the run names none), bytes
-/// scaled to [0, 1].
+/// The images as the run's image_folder dataset prepares its test split: its test transforms
+/// (data.image_folder.transforms.test, e.g. Resize 256 + CenterCrop 224) when it has them, else
+/// channels and size of the model's input by data.image_folder.resize and antialias (crop and
+/// true when the run names none); values scaled to [0, 1].
 std::vector<float> image_values(const std::vector<std::string>& files, const TrainedModel& m) {
   data::ResizeMode mode = data::ResizeMode::Crop;
   bool antialias = true;
+  const YAML::Node transforms =
+      m.data.dataset == "image_folder" && m.data.section.IsMap() && m.data.section["transforms"].IsMap()
+          ? m.data.section["transforms"]["test"]
+          : YAML::Node();
+  if (transforms && transforms.IsSequence() && !files.empty()) {
+    data::ImageStreamOptions o;
+    o.transforms = data::TransformPipeline::parse(transforms, m.cfg.file(), "data.image_folder.transforms.test");
+    o.sample = m.input_shape;
+    if (m.data.section["reduced_decode"]) o.reduced_decode = m.data.section["reduced_decode"].as<bool>();
+    o.source = "predict";
+    const data::ImageStreamDataset images(files, std::vector<int64_t>(files.size(), 0), 1, o);
+    std::vector<float> values(files.size() * static_cast<size_t>(images.sample_numel()));
+    for (int64_t i = 0; i < images.size(); ++i) images.read(i, values.data() + i * images.sample_numel());
+    return values;
+  }
   if (m.data.dataset == "image_folder" && m.data.section.IsMap()) {
     if (m.data.section["resize"])
       mode = data::parse_resize_mode(m.data.section["resize"].Scalar(), "data.image_folder.resize");

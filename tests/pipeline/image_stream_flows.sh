@@ -31,6 +31,17 @@ grep -qE "^epoch 2/2 done .* data [0-9]+%" "$work/out2.txt" || fail "no data sha
 grep -q '"event":"epoch".*"data_share":' "$work/runs2/image_stream/metrics.jsonl" || fail "no data_share in the epoch record"
 echo "stream: 0 and 2 workers give the same weights, data share shown: ok"
 
+# predict prepares images as the run's test split: its test transforms (Resize 56 + CenterCrop 48),
+# so its accuracy on the val folder is the evaluate stage's.
+"$ingot" predict "$work/runs0/image_stream" "$work/img/val" -o "$work/pred.csv" > "$work/pred.txt" 2>&1 ||
+  fail "predict: $(cat "$work/pred.txt")"
+[ "$(wc -l < "$work/pred.csv")" -eq 13 ] || fail "predict wrote $(wc -l < "$work/pred.csv") lines, expected 1 + 12"
+agree=$(tail -n +2 "$work/pred.csv" | awk -F, '{ n = split($1, p, "/"); if (p[n - 1] == $4) a++ } END { print a + 0 }')
+acc=$(grep -E "^evaluate: 12 samples" "$work/out0.txt" | tail -1 | sed -E 's/.*accuracy ([0-9.]+)%.*/\1/')
+awk -v a="$agree" -v e="$acc" 'BEGIN { exit !(a == int(e * 12 / 100 + 0.5)) }' ||
+  fail "predict agrees with $agree of 12 folders, evaluate said $acc%"
+echo "predict with the test transforms: $agree of 12, as evaluate: ok"
+
 "$ingot" bench --data "$cfg" "${folders[@]}" --workers 0,2 --steps 3 --repeat 1 > "$work/bench.txt" 2>&1 ||
   fail "bench --data: $(tail -5 "$work/bench.txt")"
 grep -qE "^ +2 +[0-9.]+ " "$work/bench.txt" || fail "bench --data table: $(cat "$work/bench.txt")"
