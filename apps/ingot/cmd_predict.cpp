@@ -54,10 +54,9 @@ bool is_csv(const std::string& path) {
 std::vector<float> image_values(const std::vector<std::string>& files, const TrainedModel& m) {
   data::ResizeMode mode = data::ResizeMode::Crop;
   bool antialias = true;
-  const YAML::Node transforms =
-      m.data.dataset == "image_folder" && m.data.section.IsMap() && m.data.section["transforms"].IsMap()
-          ? m.data.section["transforms"]["test"]
-          : YAML::Node();
+  YAML::Node transforms;  // (a missing key's node may only be tested for existence)
+  if (m.data.dataset == "image_folder" && m.data.section.IsMap())
+    if (const YAML::Node t = m.data.section["transforms"]; t && t.IsMap() && t["test"]) transforms.reset(t["test"]);
   if (transforms && transforms.IsSequence() && !files.empty()) {
     data::ImageStreamOptions o;
     o.transforms = data::TransformPipeline::parse(transforms, m.cfg.file(), "data.image_folder.transforms.test");
