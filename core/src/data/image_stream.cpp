@@ -55,20 +55,16 @@ void ImageStreamDataset::make(int64_t index, uint64_t seed, int64_t epoch, float
   const std::string& name = files_[static_cast<size_t>(index)];
   const std::vector<uint8_t> bytes = read_image_file(name);
   const int64_t channels = shape_[0], plane = shape_[1] * shape_[2];
-  if (o_.transforms.empty()) {
+  if (o_.transforms.empty()) {  // the in-memory image_folder's bytes
     const std::vector<uint8_t> px = image_sample(decode_image(bytes, name), o_.sample, o_.resize, o_.antialias);
-    for (int64_t c = 0; c < channels; ++c) {
-      const float m = lut_mean_[static_cast<size_t>(c)], s = lut_std_[static_cast<size_t>(c)];
-      for (int64_t k = 0; k < plane; ++k)
-        image[c * plane + k] = (static_cast<float>(px[static_cast<size_t>(c * plane + k)]) / 255.0f - m) / s;
-    }
-    return;
+    std::copy(px.begin(), px.end(), image);
+  } else {
+    const ImageInfo info = probe_image(bytes, name);
+    TransformRng rng(seed, epoch, index);
+    const TransformPlan plan = o_.transforms.plan(info.height, info.width, rng);
+    const int64_t divisor = info.jpeg && o_.reduced_decode ? plan.max_decode_divisor : 1;
+    o_.transforms.apply(plan, decode_image(bytes, name, divisor), divisor, channels, image);
   }
-  const ImageInfo info = probe_image(bytes, name);
-  TransformRng rng(seed, epoch, index);
-  const TransformPlan plan = o_.transforms.plan(info.height, info.width, rng);
-  const int64_t divisor = info.jpeg && o_.reduced_decode ? plan.max_decode_divisor : 1;
-  o_.transforms.apply(plan, decode_image(bytes, name, divisor), divisor, channels, image);
   for (int64_t c = 0; c < channels; ++c) {
     const float m = lut_mean_[static_cast<size_t>(c)], s = lut_std_[static_cast<size_t>(c)];
     float* p = image + c * plane;

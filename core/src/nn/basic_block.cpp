@@ -3,8 +3,6 @@
 // fold into the convs (nn/fusion.h), the first with its ReLU fused.
 #include "ingot/nn/basic_block.h"
 
-#include <typeinfo>
-
 #include "ingot/nn/fusion.h"
 #include "ingot/ops/elementwise.h"
 
@@ -37,17 +35,9 @@ BasicBlock::BasicBlock(int64_t in_channels, int64_t out_channels, int64_t stride
   }
 }
 
-Tensor BasicBlock::branch(const char* conv, const char* bn, Activation act, const Tensor& x) const {
-  const ModulePtr c = get_submodule(conv), b = get_submodule(bn);
-  // Exactly the plain layers (a subclass may override forward); conv_bn_act leaves hooked ones alone.
-  if (typeid(*c) == typeid(Conv2d) && typeid(*b) == typeid(BatchNorm2d))
-    return conv_bn_act(static_cast<Conv2d&>(*c), static_cast<BatchNorm2d*>(b.get()), act, x);
-  const Tensor y = (*b)((*c)(x));
-  return act == Activation::Relu ? relu(y) : y;
-}
-
 Tensor BasicBlock::forward(const Tensor& x) {
-  const Tensor y = branch("conv2", "bn2", Activation::None, branch("conv1", "bn1", Activation::Relu, x));
+  const Tensor y = block_conv_bn_act(*this, "conv2", "bn2", Activation::None,
+                                     block_conv_bn_act(*this, "conv1", "bn1", Activation::Relu, x));
   const ModulePtr shortcut = get_submodule(shortcut_name_);
   return relu(y + (shortcut ? (*shortcut)(x) : x));
 }

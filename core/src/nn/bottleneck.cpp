@@ -3,8 +3,6 @@
 // BatchNorms fold into the convs (nn/fusion.h), the first two with their ReLU fused.
 #include "ingot/nn/bottleneck.h"
 
-#include <typeinfo>
-
 #include "ingot/nn/fusion.h"
 #include "ingot/ops/elementwise.h"
 
@@ -36,18 +34,10 @@ Bottleneck::Bottleneck(int64_t in_channels, int64_t width, int64_t stride, Gener
   }
 }
 
-Tensor Bottleneck::branch(const char* conv, const char* bn, Activation act, const Tensor& x) const {
-  const ModulePtr c = get_submodule(conv), b = get_submodule(bn);
-  // Exactly the plain layers (a subclass may override forward); conv_bn_act leaves hooked ones alone.
-  if (typeid(*c) == typeid(Conv2d) && typeid(*b) == typeid(BatchNorm2d))
-    return conv_bn_act(static_cast<Conv2d&>(*c), static_cast<BatchNorm2d*>(b.get()), act, x);
-  const Tensor y = (*b)((*c)(x));
-  return act == Activation::Relu ? relu(y) : y;
-}
-
 Tensor Bottleneck::forward(const Tensor& x) {
-  const Tensor h = branch("conv2", "bn2", Activation::Relu, branch("conv1", "bn1", Activation::Relu, x));
-  const Tensor y = branch("conv3", "bn3", Activation::None, h);
+  const Tensor h = block_conv_bn_act(*this, "conv2", "bn2", Activation::Relu,
+                                     block_conv_bn_act(*this, "conv1", "bn1", Activation::Relu, x));
+  const Tensor y = block_conv_bn_act(*this, "conv3", "bn3", Activation::None, h);
   const ModulePtr shortcut = get_submodule("downsample");
   return relu(y + (shortcut ? (*shortcut)(x) : x));
 }

@@ -137,6 +137,15 @@ Tensor conv_bn_act(Conv2d& conv, BatchNorm2d* bn, Activation act, const Tensor& 
   return conv2d(x, f.weight, f.bias, conv.params(), act);
 }
 
+Tensor block_conv_bn_act(const Module& block, const char* conv, const char* bn, Activation act, const Tensor& x) {
+  const ModulePtr c = block.get_submodule(conv), b = block.get_submodule(bn);
+  // Exactly the plain layers (a subclass may override forward); conv_bn_act leaves hooked ones alone.
+  if (typeid(*c) == typeid(Conv2d) && typeid(*b) == typeid(BatchNorm2d))
+    return conv_bn_act(static_cast<Conv2d&>(*c), static_cast<BatchNorm2d*>(b.get()), act, x);
+  const Tensor y = (*b)((*c)(x));
+  return act == Activation::Relu ? relu(y) : y;
+}
+
 size_t forward_fused(const std::vector<std::pair<std::string, ModulePtr>>& layers, size_t i, Tensor& x) {
   const ModulePtr& m = layers.at(i).second;
   if (FusionMode::is_enabled()) {

@@ -57,8 +57,6 @@ class ImageStreamDataset final : public Dataset {
   int64_t skipped_samples() const override { return skipped_.load(); }
   bool streamed() const override { return true; }
 
-  const std::string& file(int64_t index) const { return files_[static_cast<size_t>(index)]; }
-
  private:
   /// Decodes and transforms file `index` into `image`; throws InputError for a bad file.
   void make(int64_t index, uint64_t seed, int64_t epoch, float* image) const;

@@ -32,10 +32,6 @@ class BasicBlock : public Module {
   const std::string& shortcut_name() const { return shortcut_name_; }
 
  private:
-  /// conv -> bn -> act on x, fused when both are the plain layers (after replace_child they may
-  /// be anything: then each runs through its own operator()).
-  Tensor branch(const char* conv, const char* bn, Activation act, const Tensor& x) const;
-
   int64_t in_, out_, stride_;
   std::string shortcut_name_;
 };

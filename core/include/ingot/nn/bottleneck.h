@@ -31,8 +31,6 @@ class Bottleneck : public Module {
   bool has_projection() const { return get_submodule("downsample") != nullptr; }
 
  private:
-  Tensor branch(const char* conv, const char* bn, Activation act, const Tensor& x) const;
-
   int64_t in_, width_, stride_;
 };
 

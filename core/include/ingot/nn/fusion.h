@@ -61,4 +61,9 @@ FoldedConv fold_batch_norm(const Conv2d& conv, const BatchNorm2d& bn);
 /// `bn` is foldable (or absent); otherwise the layers' own forwards, then the activation.
 Tensor conv_bn_act(Conv2d& conv, BatchNorm2d* bn, Activation act, const Tensor& x);
 
+/// act(bn(conv(x))) for a residual block's children named `conv` and `bn`: through conv_bn_act
+/// when both are exactly the plain layers; otherwise (after replace_child, or a subclass with
+/// its own forward) each child's operator(), then the activation (None or Relu).
+Tensor block_conv_bn_act(const Module& block, const char* conv, const char* bn, Activation act, const Tensor& x);
+
 }  // namespace ingot::nn
