@@ -8,6 +8,7 @@ tests/golden/data/loss_tensors.safetensors ("<case>.input", ".target", optional 
 All tensors are float32 (targets of cross_entropy / nll_loss int64); the gradient is torch
 autograd's d(loss)/d(input), with loss.backward(grad_output) when the loss is not a scalar.
 """
+import contextlib
 import json
 import os
 import sys
@@ -132,7 +133,35 @@ def cases():
         add(f"kl_{red}", "kl_div", {"reduction": red}, q, p)
         add(f"kl_log_target_{red}", "kl_div", {"reduction": red, "log_target": True}, q, logp_t)
     add("kl_3d", "kl_div", {}, F.log_softmax(randn(2, 3, 5), dim=-1), soft_targets(2, 3, 5))
+    # ---- cross_entropy with class probabilities (Mixup / CutMix targets) ----
+    # (drawn from their own generator, so that the other cases keep their values)
+    with own_generator(4321):
+        prob_cases(add)
     return out
+
+
+def prob_cases(add):
+    """Cross-entropy against class probabilities."""
+    logits_p, probs = randn(6, 5, scale=2.0), soft_targets(6, 5, zeros=8)
+    w5 = torch.rand(5, generator=gen) + 0.3
+    for red in ("mean", "sum", "none"):
+        add(f"ce_prob_{red}", "cross_entropy", {"reduction": red}, logits_p, probs)
+        add(f"ce_prob_smooth_weight_{red}", "cross_entropy", {"reduction": red, "label_smoothing": 0.1}, logits_p,
+            probs, w5)
+    spatial_p = randn(2, 4, 3, 2)
+    add("ce_prob_spatial", "cross_entropy", {"label_smoothing": 0.2}, spatial_p,
+        soft_targets(2, 3, 2, 4).permute(0, 3, 1, 2).contiguous())
+
+
+@contextlib.contextmanager
+def own_generator(seed):
+    """Draws from a generator of its own inside the block."""
+    global gen
+    saved, gen = gen, torch.Generator().manual_seed(seed)
+    try:
+        yield
+    finally:
+        gen = saved
 
 
 def main():

@@ -57,6 +57,11 @@ config::Schema data_schema() {
   normalize.any("mean").any("std");  // a number or a list: checked by parse_data_config
   config::Schema validation;
   validation.number("fraction", 0.0, 1.0);
+  config::Schema mix;
+  mix.number("mixup_alpha", 0.0, 100.0)
+      .number("cutmix_alpha", 0.0, 100.0)
+      .number("prob", 0.0, 1.0)
+      .number("switch_prob", 0.0, 1.0);
   config::Schema data;
   data.string("dataset", false, dataset_registry().types())
       .string("path")
@@ -69,6 +74,7 @@ config::Schema data_schema() {
       .integer("pad_to_multiple_of", 1, 1 << 20)
       .section("normalize", std::move(normalize))
       .section("augment", std::move(augment))
+      .section("mix", std::move(mix))
       .section("validation", std::move(validation));
   // Each dataset type's own section, with its keys.
   for (const auto& [type, entry] : dataset_registry().entries())
@@ -104,6 +110,17 @@ DataConfig parse_data_config(const YAML::Node& node, const std::string& file) {
   if (const YAML::Node aug = node["augment"]) {
     if (aug["random_crop"]) read_if(aug["random_crop"], "padding", c.augment.crop_padding);
     read_if(aug, "hflip", c.augment.hflip);
+  }
+  if (const YAML::Node mix = node["mix"]) {
+    read_if(mix, "mixup_alpha", c.mix.mixup_alpha);
+    read_if(mix, "cutmix_alpha", c.mix.cutmix_alpha);
+    read_if(mix, "prob", c.mix.prob);
+    read_if(mix, "switch_prob", c.mix.switch_prob);
+    if (!(c.mix.mixup_alpha > 0.0 || c.mix.cutmix_alpha > 0.0))
+      throw ConfigError(
+          fmt::format("{}: 'data.mix' mixes nothing: set mixup_alpha (e.g. 0.2) and/or cutmix_alpha "
+                      "(e.g. 1.0), or remove the section",
+                      config::where(file, mix)));
   }
   if (const YAML::Node val = node["validation"]) {
     read_if(val, "fraction", c.validation_fraction);
@@ -162,6 +179,12 @@ YAML::Node data_config_yaml(const DataConfig& c) {
   }
   n["augment"]["random_crop"]["padding"] = c.augment.crop_padding;
   n["augment"]["hflip"] = c.augment.hflip;
+  if (c.mix.enabled()) {
+    n["mix"]["mixup_alpha"] = c.mix.mixup_alpha;
+    n["mix"]["cutmix_alpha"] = c.mix.cutmix_alpha;
+    n["mix"]["prob"] = c.mix.prob;
+    n["mix"]["switch_prob"] = c.mix.switch_prob;
+  }
   if (c.validation_fraction > 0.0) n["validation"]["fraction"] = c.validation_fraction;
   if (c.dataset == "synthetic") {
     n["synthetic"]["size"] = c.synthetic.size;
@@ -246,6 +269,7 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int 
   train_options.prefetch_batches = c.prefetch;
   train_options.pad_to_multiple_of = c.pad_to_multiple_of;
   train_options.augment = c.augment;
+  train_options.mix = c.mix;
   train_options.seed = seed;
   LoaderOptions test_options = train_options;
   train_options.rank = rank;
@@ -254,6 +278,7 @@ DataLoaders make_data_loaders(const DataConfig& c, uint64_t seed, int rank, int 
   test_options.shuffle = false;
   test_options.drop_last = false;
   test_options.augment = Augment{};
+  test_options.mix = BatchMix{};
   YAML::Node section = c.section;
   if (splits.resolved.IsMap()) {  // in a copy: the config's own tree stays as written
     YAML::Node merged = c.section.IsMap() ? YAML::Clone(c.section) : YAML::Node(YAML::NodeType::Map);

@@ -99,6 +99,14 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
                  options_.prefetch_batches);
   INGOT_CHECK_AS(options_.augment.crop_padding >= 0, ConfigError, "DataLoader: crop padding must be >= 0, got {}",
                  options_.augment.crop_padding);
+  INGOT_CHECK_AS(options_.mix.mixup_alpha >= 0.0 && options_.mix.cutmix_alpha >= 0.0 && options_.mix.prob >= 0.0 &&
+                     options_.mix.prob <= 1.0 && options_.mix.switch_prob >= 0.0 && options_.mix.switch_prob <= 1.0,
+                 ConfigError, "DataLoader: data.mix needs alphas >= 0 and prob, switch_prob in [0, 1]");
+  INGOT_CHECK_AS(!options_.mix.enabled() || (dataset_->input_dtype() == DType::F32 && dataset_->target_shape().empty()),
+                 ConfigError,
+                 "DataLoader: data.mix (Mixup / CutMix) blends images with one class label each; this dataset gives "
+                 "{} samples {} with targets {}: remove data.mix",
+                 dtype_name(dataset_->input_dtype()), dataset_->sample_shape().str(), dataset_->target_shape().str());
   if (dataset_->input_dtype() == DType::I64) {
     INGOT_CHECK_AS(!options_.augment.enabled(), ConfigError,
                    "DataLoader: data.augment (random_crop, hflip) is for images; this dataset gives token ids {}: "
@@ -116,8 +124,14 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
 DataLoader::~DataLoader() { stop(); }
 
 Batch DataLoader::make_batch(int64_t index) const {
-  return assemble_batch(*dataset_, options_.augment, options_.seed, epoch_, index, sampler_.batch(order_, index),
-                        options_.pad_to_multiple_of);
+  Batch batch = assemble_batch(*dataset_, options_.augment, options_.seed, epoch_, index, sampler_.batch(order_, index),
+                               options_.pad_to_multiple_of);
+  if (options_.mix.enabled()) {
+    const MixDraw draw =
+        draw_mix(options_.mix, options_.seed, epoch_, index, batch.inputs.size(2), batch.inputs.size(3));
+    apply_mix(draw, dataset_->num_classes(), batch.inputs, batch.targets);
+  }
+  return batch;
 }
 
 void DataLoader::begin_epoch(int64_t epoch, int64_t start_batch) {

@@ -15,7 +15,8 @@ enum class DataStream : uint32_t {
   SyntheticPattern = 3,
   SyntheticSample = 4,
   TokenMask = 5,
-  Transform = 6
+  Transform = 6,
+  Mix = 7
 };
 
 /// Four random words for (seed, stream, sample, epoch, block): block numbers the 4-word groups

@@ -40,9 +40,9 @@ Tensor reduce(const Tensor& loss, Reduction r, const char* fn) {
 /// Checks the class-index target against the [N, C, d...] input and, on the host, its values.
 Tensor checked_target(const Tensor& input, const Tensor& target, int64_t ignore_index, const char* fn) {
   INGOT_CHECK_AS(is_integral(target.dtype()), DTypeError,
-                 "{}: target must hold integer class indices (int64), got {}; class-probability targets are "
-                 "not supported",
-                 fn, dtype_name(target.dtype()));
+                 "{}: target must hold integer class indices (int64), got {} {}; class probabilities (a float "
+                 "target of the input's shape {}, e.g. from data.mix) are cross_entropy's",
+                 fn, dtype_name(target.dtype()), target.shape().str(), input.shape().str());
   Shape expected = input.shape();
   expected.erase(1);
   Shape classes_last = input.shape();
@@ -129,6 +129,47 @@ Tensor nll_core(const Tensor& log_probs, const Tensor& target_in, const CrossEnt
   return reduce(loss, o.reduction, fn);
 }
 
+/// True when `target` holds class probabilities for `input` (a float tensor of its shape), as
+/// torch's cross_entropy reads such a target.
+bool probability_target(const Tensor& input, const Tensor& target) {
+  return target.defined() && is_floating(target.dtype()) && target.shape() == input.shape();
+}
+
+/// Cross-entropy against class probabilities (Mixup / CutMix targets, torch 1.13's semantics):
+/// per sample -sum_c w_c t_c log p_c, with t mixed with the uniform distribution by
+/// label_smoothing; mean divides by the number of samples (weights do not enter it) and
+/// ignore_index does not apply.
+Tensor soft_cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& o) {
+  const char* fn = "cross_entropy";
+  INGOT_CHECK(o.label_smoothing >= 0.0 && o.label_smoothing <= 1.0, "{}: label_smoothing must be in [0, 1], got {}", fn,
+              o.label_smoothing);
+  const int64_t class_dim = logits.dim() == 1 ? 0 : 1;
+  const int64_t classes = logits.size(class_dim);
+  const Tensor lp = log_softmax(logits, class_dim);
+  Tensor t = target.to(lp.dtype());
+  if (o.label_smoothing > 0.0) t = t * (1.0 - o.label_smoothing) + o.label_smoothing / static_cast<double>(classes);
+  Tensor prod = lp * t;
+  if (o.weight.defined()) {
+    INGOT_CHECK_SHAPE(o.weight.dim() == 1 && o.weight.size(0) == classes,
+                      "{}: weight {} must have one entry per class ({})", fn, o.weight.shape().str(), classes);
+    Shape wshape(std::vector<int64_t>(lp.dim(), 1));
+    wshape[class_dim] = classes;
+    prod = prod * o.weight.to(lp.dtype()).reshape(wshape);
+  }
+  const Tensor loss = -sum(prod, {class_dim});
+  switch (o.reduction) {
+    case Reduction::None:
+      return loss;
+    case Reduction::Sum:
+      return sum(loss);
+    case Reduction::Mean:
+      return mean(loss);
+    case Reduction::BatchMean:
+      break;
+  }
+  return reduce(loss, o.reduction, fn);
+}
+
 /// Unweighted [N, C] cross-entropy on the fused op: the same values as nll_core(log_softmax(.)).
 Tensor fused_rows(const Tensor& logits, const Tensor& target_in, const CrossEntropyOptions& o) {
   const char* fn = "cross_entropy";
@@ -184,6 +225,17 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntr
   check_defined(logits, "cross_entropy", "logits");
   INGOT_CHECK_SHAPE(logits.dim() >= 1, "cross_entropy: logits {} must be [C], [N, C] or [N, C, d1, ...]",
                     logits.shape().str());
+  if (options.classes_last && logits.dim() >= 2 && probability_target(logits, target)) {
+    const int64_t classes = logits.size(-1);
+    CrossEntropyOptions rows = options;
+    rows.classes_last = false;
+    const Tensor loss =
+        soft_cross_entropy(logits.reshape(Shape{-1, classes}), target.reshape(Shape{-1, classes}), rows);
+    Shape expected = logits.shape();
+    expected.erase(logits.dim() - 1);
+    return options.reduction == Reduction::None ? loss.reshape(expected) : loss;
+  }
+  if (probability_target(logits, target)) return soft_cross_entropy(logits, target, options);
   if (options.classes_last && logits.dim() >= 2) {
     const int64_t classes = logits.size(-1);
     Shape expected = logits.shape();
@@ -258,11 +310,13 @@ int64_t accuracy_count(const Tensor& logits, const Tensor& target, int64_t ignor
   check_defined(target, "accuracy_count", "target");
   INGOT_CHECK_SHAPE(logits.dim() >= 2, "accuracy_count: logits {} must be [N, C] or [N, C, d...]",
                     logits.shape().str());
+  const NoGradGuard no_grad;
+  if (probability_target(logits, target))  // class probabilities (Mixup / CutMix): their most likely class
+    return accuracy_count(logits, argmax(target, 1), ignore_index);
   Shape expected = logits.shape();
   expected.erase(1);
   INGOT_CHECK_SHAPE(target.shape() == expected, "accuracy_count: target {} does not fit logits {}",
                     target.shape().str(), logits.shape().str());
-  const NoGradGuard no_grad;
   const Tensor t = target.to(DType::I64);
   const Tensor hit = logical_and(eq(argmax(logits, 1), t), ne(t, ignore_index));
   return static_cast<int64_t>(sum(hit).item());

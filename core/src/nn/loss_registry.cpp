@@ -18,7 +18,8 @@ Reduction reduction_of(const YAML::Node& node, Reduction fallback, YAML::Node& r
 
 /// The target as the output's shape: class indices become one-hot rows when `one_hot` is set.
 Tensor dense_target(const Tensor& output, const Tensor& target, bool one_hot_target) {
-  if (!one_hot_target) return target;
+  // Class probabilities (data.mix) are dense already.
+  if (!one_hot_target || (is_floating(target.dtype()) && target.shape() == output.shape())) return target;
   INGOT_CHECK_SHAPE(output.dim() == 2, "loss with one_hot: the output must be [N, classes], got {}", output.shape().str());
   return one_hot(target, output.size(1), output.dtype());
 }
@@ -58,7 +59,7 @@ void add_builtins(LossRegistry& r) {
              return l;
            },
            "torch.nn.CrossEntropyLoss: logits [N, C] (class_dim 1) or [B, T, V] (class_dim -1) against class "
-           "indices"});
+           "indices or class probabilities (data.mix)"});
   }
   {
     config::Schema s = reduction_schema();

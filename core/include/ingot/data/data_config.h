@@ -32,6 +32,7 @@ struct DataConfig {
   int64_t pad_to_multiple_of = 1;  ///< token batches: LoaderOptions::pad_to_multiple_of (both loaders)
   Normalize normalize{{}, {}};  ///< empty mean/std = the dataset's defaults
   Augment augment;              ///< training only
+  BatchMix mix;                 ///< training only: Mixup / CutMix of each batch
   SyntheticSpec synthetic;
   int64_t synthetic_test_size = 256;
   /// `data.validation.fraction`: the share of the training set held out for validation (0 = none;
@@ -54,6 +55,8 @@ struct DataConfig {
 ///   pad_to_multiple_of: token batches cut to their longest sequence rounded up to a multiple of it
 ///   normalize: {mean: number or list, std: number or list}
 ///   augment: {random_crop: {padding: int}, hflip: bool}
+///   mix: {mixup_alpha, cutmix_alpha, prob, switch_prob}: Mixup / CutMix of the training batches
+///   (class-probability targets for the loss)
 ///   validation: {fraction: 0.1}: hold out that share of the training set for per-epoch
 ///   validation (model selection, early stopping); the test split is then used once, at the end
 ///   synthetic: {size, test_size, channels, height, width, classes}; generally `<dataset>:` holds

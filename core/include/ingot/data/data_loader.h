@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ingot/data/augment.h"
+#include "ingot/data/batch_mix.h"
 #include "ingot/data/dataset.h"
 #include "ingot/data/sampler.h"
 
@@ -30,13 +31,16 @@ struct LoaderOptions {
   /// multiple of this (at most the dataset's length): fewer distinct shapes for a compiled step.
   int64_t pad_to_multiple_of = 1;
   Augment augment;
+  /// Mixup / CutMix of each batch (classification images): the targets become f32 [B, classes].
+  BatchMix mix;
   uint64_t seed = 0;  ///< keys the shuffle and the augmentations
   int rank = 0;        ///< this process's shard of each epoch (distributed training)
   int world_size = 1;  ///< shards in all: every rank gets the same number of batches
 };
 
 /// One batch: `inputs` f32 [B, C, H, W] (or int64 token ids [B, T]) on the host, `targets` i64
-/// [B] (or [B, T]: a target per position); `index` counts the batches of `epoch` from 0.
+/// [B] (or [B, T]: a target per position; f32 [B, classes] class probabilities when the loader
+/// mixes batches); `index` counts the batches of `epoch` from 0.
 struct Batch {
   Tensor inputs;
   Tensor targets;
@@ -44,7 +48,7 @@ struct Batch {
   int64_t index = 0;
   /// What throughput counts: the token ids of a token batch (a sequence classifier's [B, T]
   /// inputs, not its [B] labels), else the samples.
-  int64_t units() const { return inputs.dtype() == DType::I64 ? inputs.numel() : targets.numel(); }
+  int64_t units() const { return inputs.dtype() == DType::I64 ? inputs.numel() : inputs.size(0); }
 };
 
 /// Reads `indices` of `dataset` into a new batch, augmenting sample i with the draw of

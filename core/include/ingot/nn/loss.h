@@ -39,7 +39,9 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const CrossEntrop
 /// torch.nn.functional.cross_entropy with class-index targets: nll_loss(log_softmax(logits, 1))
 /// plus label smoothing (weighted as in torch 1.13). Stable for any finite logits. Unweighted rows
 /// ([N, C], or [..., C] with classes_last) run the fused CROSS_ENTROPY op, whose backward keeps one
-/// log-sum-exp per row instead of the [N, C] log-probabilities.
+/// log-sum-exp per row instead of the [N, C] log-probabilities. A float target of the logits'
+/// shape holds class probabilities (Mixup / CutMix): -sum_c w_c t_c log p_c per sample, mean over
+/// the samples, as torch's.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options = {});
 
 /// Mean squared error (input - target)^2; shapes must match.
