@@ -16,6 +16,8 @@ int cmd_predict(const std::vector<std::string>& args);
 int cmd_generate(const std::vector<std::string>& args);
 /// `ingot tokenize CORPUS -o DIR [...]`
 int cmd_tokenize(const std::vector<std::string>& args);
+/// `ingot pack FOLDER -o DIR [...]`
+int cmd_pack(const std::vector<std::string>& args);
 /// `ingot export RUN --format onnx -o FILE`
 int cmd_export(const std::vector<std::string>& args);
 /// `ingot report RUN [RUN...] [-o FILE.html]`

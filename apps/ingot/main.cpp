@@ -42,6 +42,8 @@ constexpr const char* kUsage =
     "                        ([--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S])\n"
     "  tokenize CORPUS -o DIR  a text corpus to llm.c token shards for the tokens dataset\n"
     "                        ([--tokenizer byte | --sentencepiece-vocab N] [--shard-tokens N] [--test-fraction F])\n"
+    "  pack FOLDER -o DIR    one split of an image folder to packed shards that data.image_folder reads\n"
+    "                        memory-mapped ([--shard-mb N] [--force])\n"
     "  export RUN --format onnx -o FILE  write a run's trained model as an ONNX file\n"
     "                        ([--set KEY=VALUE]; docs/export.md)\n"
     "  report RUN [RUN...]   a self-contained HTML page of a run's curves and tables, or of several\n"
@@ -102,7 +104,7 @@ int run_main(int argc, char** argv) {
   if (launch_at > 0) return ingot::cli::cmd_launch(std::vector<std::string>(argv + launch_at + 1, argv + argc));
   // `ingot COMMAND --help` is the command's own help (the commands with options have one); `ingot
   // --help` the global one.
-  static const std::set<std::string> own_help{"run", "predict", "generate", "tokenize", "export", "report"};
+  static const std::set<std::string> own_help{"run", "predict", "generate", "tokenize", "pack", "export", "report"};
   if (vm.count("help")) {
     if (vm.count("command") && own_help.contains(vm["command"].as<std::string>())) {
       const std::string& command = vm["command"].as<std::string>();
@@ -111,6 +113,7 @@ int run_main(int argc, char** argv) {
       if (command == "export") return ingot::cli::cmd_export({"--help"});
       if (command == "generate") return ingot::cli::cmd_generate({"--help"});
       if (command == "tokenize") return ingot::cli::cmd_tokenize({"--help"});
+      if (command == "pack") return ingot::cli::cmd_pack({"--help"});
       return ingot::cli::cmd_report({"--help"});
     }
     std::cout << kUsage;
@@ -130,6 +133,7 @@ int run_main(int argc, char** argv) {
   if (command == "export") return ingot::cli::cmd_export(rest);
   if (command == "generate") return ingot::cli::cmd_generate(rest);
   if (command == "tokenize") return ingot::cli::cmd_tokenize(rest);
+  if (command == "pack") return ingot::cli::cmd_pack(rest);
   throw ingot::ConfigError(fmt::format("unknown command '{}'; 'ingot --help' lists the commands", command));
 }
 

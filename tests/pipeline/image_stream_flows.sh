@@ -3,6 +3,8 @@
 # - a torchvision-layout ResNet trains through RandomResizedCrop + flip + jitter with 0 and with 2
 #   workers to byte-identical weights (every draw keyed by seed, epoch and sample); the progress
 #   line and the epoch records say how much of the time went to waiting for data;
+# - `ingot pack` of the train folder trains, as data.image_folder.train, the folder's weights byte
+#   for byte; a used output folder and a failed write are refused, leaving no pack behind;
 # - `ingot bench --data` times the loader alone per worker count;
 # - a truncated JPEG stops the run with one line naming it, or (on_bad_image: skip) is named once,
 #   counted in the epoch record and replaced;
@@ -30,6 +32,35 @@ grep -q "^data: 36 train / 12 test samples of \[3, 48, 48\], batch 8, 0 workers,
 grep -qE "^epoch 2/2 done .* data [0-9]+%" "$work/out2.txt" || fail "no data share: $(grep '^epoch' "$work/out2.txt")"
 grep -q '"event":"epoch".*"data_share":' "$work/runs2/image_stream/metrics.jsonl" || fail "no data_share in the epoch record"
 echo "stream: 0 and 2 workers give the same weights, data share shown: ok"
+
+# The train folder packed: the same samples in the same order, so the same weights.
+"$ingot" pack --help > "$work/pack_help.txt" || fail "pack --help: exit $?"
+grep -q -- "--shard-mb" "$work/pack_help.txt" && grep -q "pack.json" "$work/pack_help.txt" ||
+  fail "pack --help: $(cat "$work/pack_help.txt")"
+"$ingot" pack "$work/img/train" -o "$work/pack" > "$work/pack.txt" 2>&1 || fail "pack: exit $?: $(cat "$work/pack.txt")"
+grep -qE "^packed 36 images of 3 classes into 1 shard \([0-9]+ bytes" "$work/pack.txt" || fail "pack summary: $(cat "$work/pack.txt")"
+"$ingot" run "$cfg" --set data.image_folder.train="$work/pack" --set data.image_folder.test="$work/img/val" \
+  --set data.workers=2 --runs-dir "$work/runs_pack" > "$work/out_pack.txt" 2>&1 ||
+  fail "run on the pack: exit $?: $(tail -5 "$work/out_pack.txt")"
+cmp -s "$work/runs0/image_stream/model.safetensors" "$work/runs_pack/image_stream/model.safetensors" ||
+  fail "the pack trained other weights than its folder"
+set +e
+"$ingot" pack "$work/img/train" -o "$work/pack" > "$work/pack_again.txt" 2>&1
+code=$?
+set -e
+[ $code -ne 0 ] || fail "pack into a folder that holds a pack was accepted"
+grep -q "ingot: error: ingot pack: .*pack is not empty .*--force" "$work/pack_again.txt" ||
+  fail "pack into a used folder: exit $code: $(cat "$work/pack_again.txt")"
+# A write that fails (the file size limit stands in for a full disk): one line, exit 1, nothing left.
+set +e
+(trap '' XFSZ; ulimit -f 16; "$ingot" pack "$work/img/train" -o "$work/pack_full") > "$work/pack_full.txt" 2>&1
+code=$?
+set -e
+[ $code -eq 1 ] || fail "a failed write: exit $code: $(cat "$work/pack_full.txt")"
+[ "$(wc -l < "$work/pack_full.txt")" -eq 1 ] && grep -q "shard-00000.bin: write failed: .*run ingot pack again" \
+  "$work/pack_full.txt" || fail "a failed write: $(cat "$work/pack_full.txt")"
+[ -z "$(ls -A "$work/pack_full")" ] || fail "a failed pack left $(ls -A "$work/pack_full")"
+echo "pack: the folder's weights from its pack, a used folder and a failed write refused: ok"
 
 # predict prepares images as the run's test split: its test transforms (Resize 56 + CenterCrop 48),
 # so its accuracy on the val folder is the evaluate stage's.

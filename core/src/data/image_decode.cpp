@@ -42,7 +42,7 @@ std::vector<uint8_t> read_image_file(const std::string& path) {
 
 Image decode_image(const std::string& path) { return decode_image(read_image_file(path), path); }
 
-ImageInfo probe_image(const std::vector<uint8_t>& bytes, const std::string& name) {
+ImageInfo probe_image(std::span<const uint8_t> bytes, const std::string& name) {
   ImageInfo info;
   if (bytes.size() >= 8 && std::memcmp(bytes.data(), kPngSignature, 8) == 0) {
     // The IHDR chunk comes first: length (4), "IHDR" (4), width and height (4 each, big-endian).
@@ -69,7 +69,7 @@ ImageInfo probe_image(const std::vector<uint8_t>& bytes, const std::string& name
   return info;
 }
 
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int64_t divisor) {
+Image decode_image(std::span<const uint8_t> bytes, const std::string& name, int64_t divisor) {
   INGOT_CHECK(divisor == 1 || divisor == 2 || divisor == 4 || divisor == 8,
               "decode_image: divisor {} must be 1, 2, 4 or 8", divisor);
   codec::RawImage raw;

@@ -1,5 +1,6 @@
 // The `image_folder` dataset: list the class folders, decode every image on a few threads into
-// [N, C, H, W] bytes, then one InMemoryDataset per folder (normalised as the other datasets).
+// [N, C, H, W] bytes, then one InMemoryDataset per folder (normalised as the other datasets); or
+// stream each split, from its files or from a pack of them (`ingot pack`).
 #include "ingot/data/image_folder.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 
 #include "ingot/base/error.h"
 #include "ingot/data/data_config.h"
+#include "ingot/data/image_pack.h"
 #include "ingot/runtime/logging.h"
 
 namespace fs = std::filesystem;
@@ -23,19 +25,23 @@ namespace {
 constexpr unsigned kMaxDecodeThreads = 8;
 constexpr size_t kFilesPerThread = 16;  // fewer files than this per thread: not worth a thread
 
-[[noreturn]] void fail(const std::string& what) { throw InputError("data.image_folder: " + what); }
+constexpr const char* kWhere = "data.image_folder";
 
-/// The sub-folders of `dir`, sorted by name.
-std::vector<std::string> class_folders(const std::string& dir, const std::string& key) {
+[[noreturn]] void fail(const std::string& what) { throw InputError(fmt::format("{}: {}", kWhere, what)); }
+
+/// The sub-folders of `dir`, sorted by name; messages start with `where`.
+std::vector<std::string> class_folders(const std::string& dir, const std::string& where) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    fail(fmt::format("{}: {} is not a folder; give a folder with one sub-folder of images per class", key, dir));
+    throw InputError(
+        fmt::format("{}: {} is not a folder; give a folder with one sub-folder of images per class", where, dir));
   std::vector<std::string> names;
   for (const fs::directory_entry& e : fs::directory_iterator(dir))
     if (e.is_directory()) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   if (names.empty())
-    fail(fmt::format("{}: {} has no sub-folders; put each class's images in a folder of its own", key, dir));
+    throw InputError(
+        fmt::format("{}: {} has no sub-folders; put each class's images in a folder of its own", where, dir));
   return names;
 }
 
@@ -45,13 +51,15 @@ struct Split {
 };
 
 /// The images of each class folder of `dir`, labelled by the class's index in `classes`.
-Split list_split(const std::string& dir, const std::vector<std::string>& classes, int64_t& skipped) {
+Split list_split(const std::string& dir, const std::vector<std::string>& classes, const std::string& where,
+                 int64_t& skipped) {
   Split s;
   for (size_t c = 0; c < classes.size(); ++c) {
     const std::string folder = (fs::path(dir) / classes[c]).string();
     const std::vector<std::string> files = image_files(folder, &skipped);
     if (files.empty())
-      fail(fmt::format("class folder {} has no images (.png, .jpg, .jpeg); add some or remove the folder", folder));
+      throw InputError(fmt::format(
+          "{}: class folder {} has no images (.png, .jpg, .jpeg); add some or remove the folder", where, folder));
     s.files.insert(s.files.end(), files.begin(), files.end());
     s.labels.insert(s.labels.end(), files.size(), static_cast<int64_t>(c));
   }
@@ -60,6 +68,8 @@ Split list_split(const std::string& dir, const std::vector<std::string>& classes
   return s;
 }
 
+std::string split_where(const char* key) { return fmt::format("{}: {}", kWhere, key); }
+
 bool streams(const ImageFolderOptions& o, const Split& s, const Shape& sample, const TransformPipeline& transforms) {
   if (o.stream != ImageFolderOptions::Stream::Auto) return o.stream == ImageFolderOptions::Stream::On;
   const Shape out = transforms.empty() ? sample : transforms.output_shape(sample[0]);
@@ -67,16 +77,17 @@ bool streams(const ImageFolderOptions& o, const Split& s, const Shape& sample, c
          static_cast<int64_t>(s.files.size()) * out.numel() * static_cast<int64_t>(sizeof(float)) > kMaxInMemoryBytes;
 }
 
-std::shared_ptr<const Dataset> make_dataset(Split s, const Shape& sample, const ImageFolderOptions& o, int64_t classes,
-                                            const Normalize& normalize, const std::string& dir,
-                                            const TransformPipeline& transforms) {
+/// The split's dataset: streamed from `pack` when there is one, else from the files of `s`.
+std::shared_ptr<const Dataset> make_dataset(Split s, std::shared_ptr<const ImagePack> pack, const Shape& sample,
+                                            const ImageFolderOptions& o, int64_t classes, const Normalize& normalize,
+                                            const std::string& dir, const TransformPipeline& transforms) {
   const std::string source = "data.image_folder: " + dir;
   if (!transforms.empty() && transforms.output_shape(sample[0]) != sample)
     throw ConfigError(
         fmt::format("{}: the transforms make {} samples but model.input_shape is {}; make the last "
                     "crop or resize give the model's height and width",
                     source, transforms.output_shape(sample[0]).str(), sample.str()));
-  if (streams(o, s, sample, transforms)) {
+  if (pack || streams(o, s, sample, transforms)) {  // a pack always streams
     ImageStreamOptions so;
     so.transforms = transforms;
     so.sample = sample;
@@ -86,6 +97,7 @@ std::shared_ptr<const Dataset> make_dataset(Split s, const Shape& sample, const 
     so.reduced_decode = o.reduced_decode;
     so.on_bad_image = o.on_bad_image;
     so.source = source;
+    if (pack) return std::make_shared<ImageStreamDataset>(std::move(pack), std::move(so));
     return std::make_shared<ImageStreamDataset>(std::move(s.files), std::move(s.labels), classes, std::move(so));
   }
   if (!transforms.empty())
@@ -190,37 +202,67 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
   return out;
 }
 
+ImageFolderListing list_image_folder(const std::string& dir, const std::string& where) {
+  ImageFolderListing out;
+  out.classes = class_folders(dir, where);
+  Split s = list_split(dir, out.classes, where, out.skipped);
+  out.files = std::move(s.files);
+  out.labels = std::move(s.labels);
+  return out;
+}
+
 DatasetSplits image_folder_datasets(const ImageFolderOptions& o, const Shape& sample, const Normalize& normalize) {
-  const std::vector<std::string> classes = class_folders(o.train, "train");
-  const auto check_classes = [&](const std::string& dir, const char* key) {
-    const std::vector<std::string> other = class_folders(dir, key);
+  // A split is a folder, or a pack of one (its folder holds pack.json), read in the folder's order.
+  const auto open_pack = [](const std::string& dir) {
+    if (is_image_pack(dir)) return std::make_shared<const ImagePack>(dir);
+    std::error_code ec;
+    if (fs::is_regular_file(fs::path(dir) / "index.bin", ec) ||
+        fs::is_regular_file(fs::path(dir) / "shard-00000.bin", ec))
+      fail(
+          fmt::format("{}: a pack's files without its {} (the packing stopped before the end); run ingot pack "
+                      "FOLDER -o {} again",
+                      dir, kImagePackHeader, dir));
+    return std::shared_ptr<const ImagePack>();
+  };
+  const std::shared_ptr<const ImagePack> train_pack = open_pack(o.train), test_pack = open_pack(o.test),
+                                         validation_pack = o.validation.empty() ? nullptr : open_pack(o.validation);
+  const std::vector<std::string> classes =
+      train_pack ? train_pack->class_names() : class_folders(o.train, split_where("train"));
+  const auto check_classes = [&](const std::string& dir, const char* key, const ImagePack* pack) {
+    const std::vector<std::string> other = pack ? pack->class_names() : class_folders(dir, split_where(key));
     if (other == classes) return;
     std::vector<std::string> missing, extra;
     std::set_difference(classes.begin(), classes.end(), other.begin(), other.end(), std::back_inserter(missing));
     std::set_difference(other.begin(), other.end(), classes.begin(), classes.end(), std::back_inserter(extra));
-    fail(
-        fmt::format("{}: {} has class folders [{}] but train ({}) has [{}] (missing: [{}], extra: [{}]); the "
-                    "folders must hold the same classes",
-                    key, dir, fmt::join(other, ", "), o.train, fmt::join(classes, ", "), fmt::join(missing, ", "),
-                    fmt::join(extra, ", ")));
+    const std::string what = fmt::format(
+        "{}: {} has class folders [{}] but train ({}) has [{}] (missing: [{}], extra: [{}])", key, dir,
+        fmt::join(other, ", "), o.train, fmt::join(classes, ", "), fmt::join(missing, ", "), fmt::join(extra, ", "));
+    if (pack == nullptr && train_pack == nullptr) fail(what + "; the folders must hold the same classes");
+    throw ConfigError(fmt::format(
+        "{}: {}; a pack keeps the classes of the folder it was packed from: give splits with the same classes "
+        "(ingot pack FOLDER -o DIR packs one)",
+        kWhere, what));
   };
-  check_classes(o.test, "test");
-  if (!o.validation.empty()) check_classes(o.validation, "validation");
+  check_classes(o.test, "test", test_pack.get());
+  if (!o.validation.empty()) check_classes(o.validation, "validation", validation_pack.get());
   int64_t skipped = 0;
-  const Split train = list_split(o.train, classes, skipped), test = list_split(o.test, classes, skipped);
+  const auto list = [&](const std::string& dir, const char* key, const ImagePack* pack) {
+    return pack ? Split{} : list_split(dir, classes, split_where(key), skipped);
+  };
+  const Split train = list(o.train, "train", train_pack.get()), test = list(o.test, "test", test_pack.get());
   Split validation;
-  if (!o.validation.empty()) validation = list_split(o.validation, classes, skipped);
+  if (!o.validation.empty()) validation = list(o.validation, "validation", validation_pack.get());
   if (skipped > 0)
     log_warn("data.image_folder: skipped {} {} not .png, .jpg or .jpeg", skipped,
              skipped == 1 ? "file that is" : "files that are");
   const int64_t k = static_cast<int64_t>(classes.size());
   DatasetSplits out;
   out.class_names = classes;
-  out.train = make_dataset(train, sample, o, k, normalize, o.train, o.train_transforms);
-  out.test = make_dataset(test, sample, o, k, normalize, o.test, o.test_transforms);
+  out.train = make_dataset(train, train_pack, sample, o, k, normalize, o.train, o.train_transforms);
+  out.test = make_dataset(test, test_pack, sample, o, k, normalize, o.test, o.test_transforms);
   if (!o.validation.empty())
-    out.validation = make_dataset(validation, sample, o, k, normalize, o.validation, o.test_transforms);
-  return out;
+    out.validation =
+        make_dataset(validation, validation_pack, sample, o, k, normalize, o.validation, o.test_transforms);
   return out;
 }
 

@@ -1,15 +1,18 @@
-// ImageStreamDataset: a read is file bytes -> header (size) -> the sample's draws -> decode
-// (reduced when the draws allow it) -> transforms -> normalised floats. A bad file either throws
-// its one-line InputError or, under the skip policy, is replaced by the next good file of the
-// dataset (the same one for any worker count), named once in a warning and counted.
+// ImageStreamDataset: a read is the image's bytes (its file, or its record in a pack) -> header
+// (size) -> the sample's draws -> decode (reduced when the draws allow it) -> transforms ->
+// normalised floats. A bad file either throws its one-line InputError or, under the skip policy,
+// is replaced by the next good file of the dataset (the same one for any worker count), named
+// once in a warning and counted.
 #include "ingot/data/image_stream.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "ingot/base/error.h"
+#include "ingot/data/image_pack.h"
 #include "ingot/runtime/logging.h"
 
 namespace ingot::data {
@@ -19,6 +22,12 @@ namespace {
 float per_channel(const std::vector<float>& values, int64_t channel, float fallback) {
   if (values.empty()) return fallback;
   return values.size() == 1 ? values[0] : values[static_cast<size_t>(channel)];
+}
+
+std::vector<int64_t> pack_labels(const ImagePack& pack) {
+  std::vector<int64_t> labels(static_cast<size_t>(pack.size()));
+  for (int64_t i = 0; i < pack.size(); ++i) labels[static_cast<size_t>(i)] = pack.label(i);
+  return labels;
 }
 
 }  // namespace
@@ -32,8 +41,20 @@ BadImagePolicy parse_bad_image_policy(const std::string& text, const std::string
 
 ImageStreamDataset::ImageStreamDataset(std::vector<std::string> files, std::vector<int64_t> labels, int64_t classes,
                                        ImageStreamOptions options)
-    : files_(std::move(files)), labels_(std::move(labels)), classes_(classes), o_(std::move(options)) {
-  INGOT_CHECK(files_.size() == labels_.size() && !files_.empty(), "{}: {} files for {} labels", o_.source,
+    : ImageStreamDataset(std::move(files), nullptr, std::move(labels), classes, std::move(options)) {}
+
+ImageStreamDataset::ImageStreamDataset(std::shared_ptr<const ImagePack> pack, ImageStreamOptions options)
+    : ImageStreamDataset({}, pack, pack_labels(*pack), static_cast<int64_t>(pack->class_names().size()),
+                         std::move(options)) {}
+
+ImageStreamDataset::ImageStreamDataset(std::vector<std::string> files, std::shared_ptr<const ImagePack> pack,
+                                       std::vector<int64_t> labels, int64_t classes, ImageStreamOptions options)
+    : files_(std::move(files)),
+      pack_(std::move(pack)),
+      labels_(std::move(labels)),
+      classes_(classes),
+      o_(std::move(options)) {
+  INGOT_CHECK((pack_ || files_.size() == labels_.size()) && !labels_.empty(), "{}: {} files for {} labels", o_.source,
               files_.size(), labels_.size());
   INGOT_CHECK_AS(o_.sample.size() == 3 && (o_.sample[0] == 1 || o_.sample[0] == 3), ConfigError,
                  "{}: images give 1 (grey) or 3 (RGB) channels; model.input_shape must be [1 or 3, H, W], got {}",
@@ -52,8 +73,12 @@ float ImageStreamDataset::pad_value(int64_t channel) const {
 }
 
 void ImageStreamDataset::make(int64_t index, uint64_t seed, int64_t epoch, float* image) const {
-  const std::string& name = files_[static_cast<size_t>(index)];
-  const std::vector<uint8_t> bytes = read_image_file(name);
+  // The bytes come from the image's file or from its pack; the rest does not know which.
+  const std::string packed_name = pack_ ? pack_->where(index) : std::string();
+  const std::string& name = pack_ ? packed_name : files_[static_cast<size_t>(index)];
+  std::vector<uint8_t> file_bytes;
+  if (!pack_) file_bytes = read_image_file(name);
+  const std::span<const uint8_t> bytes = pack_ ? pack_->bytes(index) : std::span<const uint8_t>(file_bytes);
   const int64_t channels = shape_[0], plane = shape_[1] * shape_[2];
   if (o_.transforms.empty()) {  // the in-memory image_folder's bytes
     const std::vector<uint8_t> px = image_sample(decode_image(bytes, name), o_.sample, o_.resize, o_.antialias);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,10 @@ bool is_image_path(const std::string& path);
 /// is neither format, and corrupt or truncated data. Nothing is printed.
 Image decode_image(const std::string& path);
 
-/// The same on a file's bytes already in memory; `name` is the file named in messages.
-/// `divisor` (1, 2, 4, 8) reduces a JPEG while it is decoded (libjpeg's DCT scaling: each side
-/// divided, rounded up); a PNG is always decoded whole.
-Image decode_image(const std::vector<uint8_t>& bytes, const std::string& name, int64_t divisor = 1);
+/// The same on a file's bytes already in memory (read, or mapped from a pack); `name` is the file
+/// named in messages. `divisor` (1, 2, 4, 8) reduces a JPEG while it is decoded (libjpeg's DCT
+/// scaling: each side divided, rounded up); a PNG is always decoded whole.
+Image decode_image(std::span<const uint8_t> bytes, const std::string& name, int64_t divisor = 1);
 
 /// The bytes of the file at `path`; InputError naming it when it is missing or unreadable.
 std::vector<uint8_t> read_image_file(const std::string& path);
@@ -43,6 +44,6 @@ struct ImageInfo {
 };
 /// Reads `bytes`' header; InputError naming `name` as decode_image's for a file that is neither
 /// format or whose header is corrupt.
-ImageInfo probe_image(const std::vector<uint8_t>& bytes, const std::string& name);
+ImageInfo probe_image(std::span<const uint8_t> bytes, const std::string& name);
 
 }  // namespace ingot::data

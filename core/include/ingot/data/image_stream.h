@@ -1,7 +1,8 @@
 // A dataset of image files decoded when a sample is read (in the loader's workers), never held in
 // memory: memory stays bounded by the loader's prefetch depth, not by the number of images. Each
-// read decodes one file, runs the split's transforms with the sample's own draws (seed, epoch,
-// index) and normalises: (x / 255 - mean) / std, as torchvision's ToTensor + Normalize.
+// read takes one image's bytes (its file, or its record in a pack's mapped shard: image_pack.h),
+// decodes them, runs the split's transforms with the sample's own draws (seed, epoch, index) and
+// normalises: (x / 255 - mean) / std, as torchvision's ToTensor + Normalize.
 #pragma once
 
 #include <atomic>
@@ -41,13 +42,18 @@ struct ImageStreamOptions {
   std::string source;  ///< named in messages ("data.image_folder: images/train")
 };
 
+class ImagePack;
+
 class ImageStreamDataset final : public Dataset {
  public:
   /// `files[i]` has class `labels[i]` in [0, classes).
   ImageStreamDataset(std::vector<std::string> files, std::vector<int64_t> labels, int64_t classes,
                      ImageStreamOptions options);
+  /// The images of a pack (`ingot pack`) in its order, with its labels and classes: the same
+  /// samples as the folder it was packed from.
+  ImageStreamDataset(std::shared_ptr<const ImagePack> pack, ImageStreamOptions options);
 
-  int64_t size() const override { return static_cast<int64_t>(files_.size()); }
+  int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
   Shape sample_shape() const override { return shape_; }
   int64_t num_classes() const override { return classes_; }
   /// The sample as epoch 0 under seed 0 draws it.
@@ -58,10 +64,13 @@ class ImageStreamDataset final : public Dataset {
   bool streamed() const override { return true; }
 
  private:
-  /// Decodes and transforms file `index` into `image`; throws InputError for a bad file.
+  ImageStreamDataset(std::vector<std::string> files, std::shared_ptr<const ImagePack> pack, std::vector<int64_t> labels,
+                     int64_t classes, ImageStreamOptions options);
+  /// Decodes and transforms image `index` into `image`; throws InputError for a bad file.
   void make(int64_t index, uint64_t seed, int64_t epoch, float* image) const;
 
-  std::vector<std::string> files_;
+  std::vector<std::string> files_;  // empty when the bytes come from pack_
+  std::shared_ptr<const ImagePack> pack_;
   std::vector<int64_t> labels_;
   int64_t classes_;
   ImageStreamOptions o_;
