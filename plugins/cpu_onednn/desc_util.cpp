@@ -3,6 +3,30 @@
 
 namespace ingot::onednn {
 
+bool fusable_activation(int32_t activation) {
+  return activation == INGOT_ACT_NONE || activation == INGOT_ACT_RELU || activation == INGOT_ACT_GELU ||
+         activation == INGOT_ACT_GELU_TANH || activation == INGOT_ACT_RELU6;
+}
+
+void append_activation(dnnl::post_ops& po, int32_t activation) {
+  switch (activation) {
+    case INGOT_ACT_RELU:
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      return;
+    case INGOT_ACT_GELU_TANH:
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+      return;
+    case INGOT_ACT_GELU:
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      return;
+    case INGOT_ACT_RELU6:  // clip_v2: min(max(x, 0), 6), NaN kept
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, 6.f);
+      return;
+    default:
+      return;
+  }
+}
+
 dt to_dnnl(int32_t dtype) {
   switch (dtype) {
     case INGOT_F32:

@@ -16,6 +16,12 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 using dims = dnnl::memory::dims;
 
+/// True for the fused activations a conv or matmul applies as a oneDNN post-op.
+bool fusable_activation(int32_t activation);
+/// Appends `activation` (not NONE) to `po` as an eltwise post-op: relu, gelu (erf or tanh), or clip
+/// to [0, 6] for ReLU6.
+void append_activation(dnnl::post_ops& po, int32_t activation);
+
 /// oneDNN data type of an Ingot dtype; dt::undef when oneDNN has none (f64, i64, bool, f16).
 dt to_dnnl(int32_t dtype);
 /// Dims of a descriptor (a 0-dim tensor becomes [1]).

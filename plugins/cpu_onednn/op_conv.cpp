@@ -51,9 +51,7 @@ std::optional<ConvGeometry> geometry(const sdk::OpCall& c) {
     if (t->layout == INGOT_LAYOUT_STRIDED && !has_positive_strides(*t)) return std::nullopt;
   }
   if (a.groups < 1 || x->shape[1] % a.groups != 0 || w->shape[0] % a.groups != 0) return std::nullopt;
-  if (a.activation != INGOT_ACT_NONE && a.activation != INGOT_ACT_RELU && a.activation != INGOT_ACT_GELU &&
-      a.activation != INGOT_ACT_GELU_TANH)
-    return std::nullopt;
+  if (!fusable_activation(a.activation)) return std::nullopt;
   ConvGeometry g;
   g.groups = a.groups;
   g.type = to_dnnl(x->dtype);
@@ -93,11 +91,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(OnednnBackend& be, const Co
   dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
   if (with_post_ops && g.activation != INGOT_ACT_NONE) {
     dnnl::post_ops po;
-    po.append_eltwise(
-        1.f, g.activation == INGOT_ACT_RELU        ? dnnl::algorithm::eltwise_relu
-        : g.activation == INGOT_ACT_GELU_TANH ? dnnl::algorithm::eltwise_gelu_tanh
-                                              : dnnl::algorithm::eltwise_gelu_erf, 0.f,
-        0.f);
+    append_activation(po, g.activation);
     attr.set_post_ops(po);
   }
   return dnnl::convolution_forward::primitive_desc(d, attr, be.engine());

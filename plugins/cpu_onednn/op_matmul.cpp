@@ -48,9 +48,7 @@ struct MatmulCall {
 std::optional<MatmulCall> analyse(OnednnBackend& be, const sdk::OpCall& c) {
   const auto& at = sdk::attr<ingot_attr_matmul>(c.attrs);
   if (c.n_out != 1 || c.n_in != (at.has_bias ? 3 : 2)) return std::nullopt;
-  if (at.activation != INGOT_ACT_NONE && at.activation != INGOT_ACT_RELU && at.activation != INGOT_ACT_GELU &&
-      at.activation != INGOT_ACT_GELU_TANH)
-    return std::nullopt;
+  if (!fusable_activation(at.activation)) return std::nullopt;
   const ingot_tensor_desc& y = c.out[0];
   const dnnl::memory::desc* packed = c.n_in > 1 ? be.opaque_md(c.in[1]) : nullptr;
   for (int i = 0; i < c.n_in; ++i) {
@@ -87,11 +85,7 @@ std::shared_ptr<Plan> get_plan(OnednnBackend& be, const sdk::OpCall& c, const Ma
     dnnl::primitive_attr attr = OnednnBackend::user_scratchpad_attr();
     if (m.activation != INGOT_ACT_NONE) {
       dnnl::post_ops po;
-      po.append_eltwise(
-          1.f, m.activation == INGOT_ACT_RELU        ? dnnl::algorithm::eltwise_relu
-          : m.activation == INGOT_ACT_GELU_TANH ? dnnl::algorithm::eltwise_gelu_tanh
-                                                : dnnl::algorithm::eltwise_gelu_erf, 0.f,
-          0.f);
+      append_activation(po, m.activation);
       attr.set_post_ops(po);
     }
     auto d = m.has_bias ? dnnl::matmul::desc(m.a, m.b, m.bias, m.y) : dnnl::matmul::desc(m.a, m.b, m.y);

@@ -58,6 +58,7 @@ CaseList matmul_cases(OpKind op) {
                            {{5, 16}, {16, 17}, false, false, true, INGOT_ACT_GELU, "bias, gelu"},
                            {{5, 16}, {16, 17}, false, false, true, INGOT_ACT_GELU_TANH, "bias, gelu tanh"},
                            {{33, 65}, {65, 18}, false, false, false, INGOT_ACT_NONE, "larger"},
+                           {{33, 65}, {65, 18}, false, false, true, INGOT_ACT_RELU6, "larger, bias, relu6"},
                            {{3, 0}, {0, 4}, false, false, false, INGOT_ACT_NONE, "K = 0"},
                            {{0, 4}, {4, 2}, false, false, false, INGOT_ACT_NONE, "M = 0"}};
     for (const Mm& m : mms) {
@@ -92,6 +93,16 @@ CaseList conv_cases(OpKind op) {
         {{1, 5, 6, 7}, {3, 5, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, true, INGOT_ACT_NONE, "1x1, bias"},
         {{1, 3, 8, 6}, {4, 3, 3, 1}, {2, 1}, {1, 0}, {1, 1}, 1, false, INGOT_ACT_NONE, "3x1 kernel, stride (2,1)"},
         {{2, 4, 7, 7}, {4, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 4, true, INGOT_ACT_GELU, "depthwise, bias, gelu"},
+        {{1, 8, 6, 6},
+         {8, 1, 3, 3},
+         {2, 2},
+         {1, 1},
+         {1, 1},
+         8,
+         true,
+         INGOT_ACT_RELU6,
+         "depthwise stride 2, bias, relu6"},
+        {{2, 16, 6, 6}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, true, INGOT_ACT_RELU6, "bias, relu6"},
         {{1, 17, 5, 5}, {16, 17, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1, false, INGOT_ACT_NONE, "17 channels"},
         {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, false, INGOT_ACT_NONE, "1x1x1x1"},
         // Winograd allowed (ABI 2.5): f32 3x3 stride 1 may round otherwise than the direct sum

@@ -87,6 +87,27 @@ model:
                           g, d);
        },
        {2, 2, 6, 6}},
+      {"mobilenet_v2 width 0.25",
+       [](Generator& g, Generator* d) {
+         return from_yaml(
+             "model: {preset: mobilenet_v2, input_shape: [3, 16, 16], width_mult: 0.25, classes: 5, "
+             "dropout: 0.0}",
+             g, d);
+       },
+       {2, 3, 16, 16}},
+      {"relu6 both sides of its range",  // large weights: outputs below 0, inside and above 6
+       [](Generator& g, Generator*) {
+         Conv2dOptions o;
+         o.padding = {1, 1};
+         auto conv = std::make_shared<Conv2d>(3, 4, 3, o, &g);
+         auto lin = std::make_shared<Linear>(64, 5, true, &g);
+         const NoGradGuard no_grad;
+         conv->weight().copy_(conv->weight() * 20.0);
+         lin->weight().copy_(lin->weight() * 30.0);
+         return std::make_shared<Sequential>(std::initializer_list<ModulePtr>{
+             conv, std::make_shared<ReLU6>(), std::make_shared<Flatten>(), lin, std::make_shared<ReLU6>()});
+       },
+       {2, 3, 4, 4}},
       {"batch norms without affine or running statistics",
        [](Generator& g, Generator*) {
          BatchNormOptions no_affine, batch_stats;
@@ -257,6 +278,19 @@ TEST_CASE("nn fusion: activations and eval-mode BatchNorms run inside the matmul
   // the matmul)
   const auto gelu_mlp = make_mlp(MlpOptions{{48, 32, 16, 5}, "gelu", 0.0}, &g);
   CHECK(op_calls([&] { gelu_mlp->forward(xm); })["gelu"] == 0);
+  // MobileNetV2 in eval: every conv + BN + ReLU6 is one conv (the 17 blocks' expansions and
+  // depthwise convs, the stem and the last 1x1), no clamp left
+  const ModulePtr mobilenet =
+      build_model(YAML::Load("{preset: mobilenet_v2, input_shape: [3, 32, 32], width_mult: 0.25, classes: 5}"),
+                  "fusion.yaml", g, nullptr);
+  mobilenet->eval();
+  {
+    const NoGradGuard eval_no_grad;
+    auto calls = op_calls([&] { mobilenet->forward(test::random_tensor({1, 3, 32, 32}, DType::F32, 4)); });
+    CHECK(calls["clamp"] == 0);
+    CHECK(calls["batch_norm"] == 0);
+    CHECK(calls["conv2d"] == 52);
+  }
   const EnableGradGuard grad;
   CHECK(op_calls([&] { gelu_mlp->forward(xm); })["gelu"] == 2);
 }

@@ -60,6 +60,8 @@ Tensor through_activation(int32_t activation, const Tensor& g, const Tensor& y, 
       return gelu_backward(g, pre());
     case INGOT_ACT_GELU_TANH:
       return gelu_backward(g, pre(), true);
+    case INGOT_ACT_RELU6:  // torch's ReLU6 (hardtanh): no gradient where the output sits at 0 or 6
+      return where(logical_and(gt(y, 0.0), lt(y, 6.0)), g, zeros_like(g));
     default:
       throw Error(fmt::format("gradient: unknown fused activation {}", activation));
   }
@@ -190,7 +192,7 @@ Tensor matmul_weight_grad(const Tensor& a, const Tensor& b, const Tensor& gp) {
 }
 
 /// What matmul and conv2d read: the weight for the input's gradient, the input for the weight's,
-/// the output behind a fused ReLU, and everything behind a fused GELU (its pre-activation is
+/// the output behind a fused ReLU or ReLU6, and everything behind a fused GELU (its pre-activation is
 /// recomputed). The bias gradient needs only shapes.
 template <class A>
 GradSaves fused_saves(const void* attrs, uint64_t needs) {
@@ -200,7 +202,7 @@ GradSaves fused_saves(const void* attrs, uint64_t needs) {
     return inputs(0, 1) | when(a.has_bias != 0, inputs(2));
   }
   return when(needs_input(needs, 0), inputs(1)) | when(needs_input(needs, 1), inputs(0)) |
-         when(a.activation == INGOT_ACT_RELU, outputs(0));
+         when(a.activation == INGOT_ACT_RELU || a.activation == INGOT_ACT_RELU6, outputs(0));
 }
 
 INGOT_GRAD_RULE(matmul, fused_saves<ingot_attr_matmul>(attrs, needs)) {

@@ -35,12 +35,13 @@ bool records(std::initializer_list<Tensor> ts) {
   return false;
 }
 
-/// The activation layer at `layers[j]` when it can be fused: ReLU always, GELU only without a
+/// The activation layer at `layers[j]` when it can be fused: ReLU and ReLU6 always, GELU only without a
 /// graph (the fused GELU gradient recomputes the whole matmul / conv).
 std::optional<Activation> activation_at(const std::vector<std::pair<std::string, ModulePtr>>& layers, size_t j,
                                         bool recording) {
   if (j >= layers.size()) return std::nullopt;
   if (exactly<ReLU>(layers[j].second)) return Activation::Relu;
+  if (exactly<ReLU6>(layers[j].second)) return Activation::Relu6;
   if (const GELU* g = exactly<GELU>(layers[j].second); g != nullptr && !recording) {
     return g->is_tanh() ? Activation::GeluTanh : Activation::Gelu;
   }
@@ -55,6 +56,8 @@ Tensor apply(Activation act, const Tensor& y) {
       return gelu(y);
     case Activation::GeluTanh:
       return gelu_tanh(y);
+    case Activation::Relu6:
+      return clamp(y, 0.0, 6.0);
     case Activation::None:
       break;
   }
@@ -142,8 +145,7 @@ Tensor block_conv_bn_act(const Module& block, const char* conv, const char* bn, 
   // Exactly the plain layers (a subclass may override forward); conv_bn_act leaves hooked ones alone.
   if (typeid(*c) == typeid(Conv2d) && typeid(*b) == typeid(BatchNorm2d))
     return conv_bn_act(static_cast<Conv2d&>(*c), static_cast<BatchNorm2d*>(b.get()), act, x);
-  const Tensor y = (*b)((*c)(x));
-  return act == Activation::Relu ? relu(y) : y;
+  return apply(act, (*b)((*c)(x)));
 }
 
 size_t forward_fused(const std::vector<std::pair<std::string, ModulePtr>>& layers, size_t i, Tensor& x) {

@@ -189,7 +189,7 @@ class LegacyConvEngine final : public ConvEngine {
     if (c.n_in != n_in) return false;
     for (int i = 0; i < 2; ++i)
       if (c.in[i].ndim != 4 || c.in[i].dtype != dt) return false;
-    if (c.out[0].ndim != 4 || a.groups < 1 || a.activation < INGOT_ACT_NONE || a.activation > INGOT_ACT_GELU) return false;
+    if (c.out[0].ndim != 4 || a.groups < 1 || !epilogue_activation(a.activation)) return false;
     for (int i = 0; i < 2; ++i)
       if (a.stride[i] < 1 || a.dilation[i] < 1 || a.padding[i] < 0) return false;
     if (c.op != INGOT_OP_CONV2D && (a.has_bias || a.activation != INGOT_ACT_NONE)) return false;
@@ -371,10 +371,7 @@ class LegacyConvEngine final : public ConvEngine {
       const ingot_tensor_desc ins[2] = {y, bias};
       binary_run(sdk::OpCall{INGOT_OP_ADD, ins, 2, &y, 1, nullptr}, launch);
     }
-    if (a.activation != INGOT_ACT_NONE) {
-      const int32_t op = a.activation == INGOT_ACT_GELU ? INGOT_OP_GELU : INGOT_OP_RELU;
-      unary_run(sdk::OpCall{op, &y, 1, &y, 1, nullptr}, launch);
-    }
+    if (a.activation != INGOT_ACT_NONE) activation_run(a.activation, y, launch);
   }
 
   DeviceContext& dev_;

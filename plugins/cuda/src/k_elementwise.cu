@@ -285,6 +285,20 @@ void unary_run(const sdk::OpCall& c, const Launch& l) {
   check_launch("unary");
 }
 
+bool epilogue_activation(int32_t activation) {
+  return activation == INGOT_ACT_NONE || activation == INGOT_ACT_RELU || activation == INGOT_ACT_GELU ||
+         activation == INGOT_ACT_RELU6;
+}
+
+void activation_run(int32_t activation, const ingot_tensor_desc& y, const Launch& l) {
+  if (activation == INGOT_ACT_RELU6) {
+    const ingot_attr_clamp clip{sizeof(ingot_attr_clamp), INGOT_ABI_MINOR, 1, 1, 0.0, 6.0};
+    return unary_run(sdk::OpCall{INGOT_OP_CLAMP, &y, 1, &y, 1, &clip}, l);
+  }
+  const int32_t op = activation == INGOT_ACT_GELU ? INGOT_OP_GELU : INGOT_OP_RELU;
+  unary_run(sdk::OpCall{op, &y, 1, &y, 1, nullptr}, l);
+}
+
 bool binary_supports(const sdk::OpCall& c) {
   const int n_in = c.op == INGOT_OP_WHERE ? 3 : 2;
   if (!all_device_strided(c) || c.n_in != n_in || c.n_out != 1) return false;

@@ -53,6 +53,12 @@ INGOT_CUDA_FAMILY(attention)  // k_attention.cu: SCALED_DOT_PRODUCT_ATTENTION an
 
 #undef INGOT_CUDA_FAMILY
 
+/// The fused activations a matmul's or convolution's epilogue runs: NONE, RELU, GELU (erf) and
+/// RELU6 (GELU_TANH is not ours).
+bool epilogue_activation(int32_t activation);
+/// Applies a fused activation (not NONE) in place on `y`: the epilogue's separate pass.
+void activation_run(int32_t activation, const ingot_tensor_desc& y, const Launch& launch);
+
 /// Throws sdk::Failure for a failed launch (cudaGetLastError after <<<>>>).
 void check_launch(const char* kernel);
 

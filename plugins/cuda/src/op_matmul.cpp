@@ -168,7 +168,7 @@ bool matmul_supports(const sdk::OpCall& c) {
   if (a.dtype != dt || b.dtype != dt || a.ndim < 2 || b.ndim < 2 || y.ndim < 2) return false;
   if (a.ndim > y.ndim || b.ndim > y.ndim || !sdk::is_contiguous(y)) return false;
   if (attr.has_bias && (c.n_in != 3 || c.in[2].dtype != dt || c.in[2].ndim != 1 || c.in[2].strides[0] != 1)) return false;
-  if (attr.activation < INGOT_ACT_NONE || attr.activation > INGOT_ACT_GELU) return false;
+  if (!epilogue_activation(attr.activation)) return false;
   MatLayout m;
   return matmul_layout_of(a, m) && matmul_layout_of(b, m);
 }
@@ -219,10 +219,9 @@ void matmul_run(const sdk::OpCall& c, DeviceContext& dev, cudaStream_t stream) {
       }
     }
   }
-  if (attr.activation == INGOT_ACT_GELU || (p.k == 0 && attr.activation == INGOT_ACT_RELU)) {
-    const int32_t op = attr.activation == INGOT_ACT_GELU ? INGOT_OP_GELU : INGOT_OP_RELU;
-    unary_run(sdk::OpCall{op, &y, 1, &y, 1, nullptr}, launch);
-  }
+  // cuBLASLt's epilogue applies ReLU; the others run in place afterwards
+  if (attr.activation != INGOT_ACT_NONE && (attr.activation != INGOT_ACT_RELU || p.k == 0))
+    activation_run(attr.activation, y, launch);
 }
 
 }  // namespace ingot::cuda

@@ -98,6 +98,8 @@ std::vector<Case> linalg_cases() {
   fused_relu.activation = INGOT_ACT_RELU;
   auto fused_gelu = fused_relu;
   fused_gelu.activation = INGOT_ACT_GELU;
+  auto fused_relu6 = fused_relu;
+  fused_relu6.activation = INGOT_ACT_RELU6;
   Conv2dParams p;
   p.stride = {2, 1};
   p.padding = {1, 1};
@@ -112,11 +114,16 @@ std::vector<Case> linalg_cases() {
       one("matmul batch broadcast", INGOT_OP_MATMUL, {rnd({2, 1, 3, 4}), noncontig({3, 4, 2})}, {2, 3, 3, 2},
           attr(plain)),
       one("matmul bias relu", INGOT_OP_MATMUL, {rnd({2, 3, 4}), rnd({4, 5}), rnd({5})}, {2, 3, 5}, attr(fused_relu)),
+      // inputs in [-2.5, 2.5]: outputs on both sides of 0 and of 6
+      one("matmul bias relu6", INGOT_OP_MATMUL, {rnd({3, 6}, -2.5, 2.5), rnd({6, 5}, -2.5, 2.5), rnd({5})}, {3, 5},
+          attr(fused_relu6)),
       one("matmul bias gelu", INGOT_OP_MATMUL, {rnd({3, 4}), rnd({4, 5}), rnd({5})}, {3, 5}, attr(fused_gelu)),
       one("conv2d groups stride bias", INGOT_OP_CONV2D, {rnd(x1), rnd(w1), rnd({6})}, conv2d_output_shape(x1, w1, p),
           attr(conv2d_attr(p, true, Activation::None))),
       one("conv2d dilation gelu", INGOT_OP_CONV2D, {rnd(x2), rnd(w2), rnd({3})}, conv2d_output_shape(x2, w2, q),
           attr(conv2d_attr(q, true, Activation::Gelu))),
+      one("conv2d bias relu6", INGOT_OP_CONV2D, {rnd(x2, -2, 2), rnd(w2, -2, 2), rnd({3})},
+          conv2d_output_shape(x2, w2, q), attr(conv2d_attr(q, true, Activation::Relu6))),
       one("conv2d relu no bias", INGOT_OP_CONV2D, {rnd(x2), rnd(w2)}, conv2d_output_shape(x2, w2, q),
           attr(conv2d_attr(q, false, Activation::Relu))),
   };

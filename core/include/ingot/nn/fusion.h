@@ -36,9 +36,9 @@ class NoFusionGuard {
 /// Runs `layers[i]`, or the fusable run of layers that starts there, on `x` (replaced by the
 /// result). Returns how many layers ran (1 to 3). The patterns, each matched on the exact layer
 /// types (a subclass keeps its own forward):
-///   Linear -> ReLU | GELU              one matmul with bias and activation
-///   Conv2d -> ReLU | GELU              one conv with bias and activation
-///   Conv2d -> BatchNorm2d [-> ReLU | GELU]   in eval (running statistics): one conv, BN folded
+///   Linear -> ReLU | ReLU6 | GELU              one matmul with bias and activation
+///   Conv2d -> ReLU | ReLU6 | GELU              one conv with bias and activation
+///   Conv2d -> BatchNorm2d [-> ReLU | ReLU6 | GELU]   in eval (running statistics): one conv, BN folded
 /// GELU is fused only when no graph is recorded: its fused gradient recomputes the matmul / conv.
 size_t forward_fused(const std::vector<std::pair<std::string, ModulePtr>>& layers, size_t i, Tensor& x);
 
@@ -63,7 +63,7 @@ Tensor conv_bn_act(Conv2d& conv, BatchNorm2d* bn, Activation act, const Tensor& 
 
 /// act(bn(conv(x))) for a residual block's children named `conv` and `bn`: through conv_bn_act
 /// when both are exactly the plain layers; otherwise (after replace_child, or a subclass with
-/// its own forward) each child's operator(), then the activation (None or Relu).
+/// its own forward) each child's operator(), then the activation.
 Tensor block_conv_bn_act(const Module& block, const char* conv, const char* bn, Activation act, const Tensor& x);
 
 }  // namespace ingot::nn

@@ -15,7 +15,8 @@ enum class Activation : int32_t {
   None = INGOT_ACT_NONE,
   Relu = INGOT_ACT_RELU,
   Gelu = INGOT_ACT_GELU,
-  GeluTanh = INGOT_ACT_GELU_TANH
+  GeluTanh = INGOT_ACT_GELU_TANH,
+  Relu6 = INGOT_ACT_RELU6
 };
 
 /// torch.matmul: 1-D operands are promoted to matrices and the added dim removed afterwards;

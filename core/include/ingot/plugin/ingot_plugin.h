@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define INGOT_ABI_MAJOR 2
-#define INGOT_ABI_MINOR 7
+#define INGOT_ABI_MINOR 8
 #define INGOT_MAX_DIMS 8
 
 #if defined(__GNUC__)
@@ -159,8 +159,9 @@ static inline ingot_op_family ingot_op_family_of(int32_t op) {
 typedef enum ingot_activation {
   INGOT_ACT_NONE = 0,
   INGOT_ACT_RELU = 1,
-  INGOT_ACT_GELU = 2, /* erf form */
-  INGOT_ACT_GELU_TANH = 3 /* tanh form (ABI 2.4) */
+  INGOT_ACT_GELU = 2,      /* erf form */
+  INGOT_ACT_GELU_TANH = 3, /* tanh form (ABI 2.4) */
+  INGOT_ACT_RELU6 = 4      /* min(max(x, 0), 6), MobileNet's (ABI 2.8) */
 } ingot_activation;
 
 #define INGOT_ATTR_HEAD \

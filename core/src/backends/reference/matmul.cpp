@@ -35,6 +35,8 @@ double apply_activation(int32_t activation, double x) {
       return 0.5 * x * (1.0 + std::erf(x * 0.70710678118654752440));
     case INGOT_ACT_GELU_TANH:
       return 0.5 * x * (1.0 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)));
+    case INGOT_ACT_RELU6:
+      return std::isnan(x) ? x : std::min(std::max(x, 0.0), 6.0);
     default:
       fail("reference: unknown activation {}", activation);
   }

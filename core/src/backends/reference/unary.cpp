@@ -1,5 +1,6 @@
 // Elementwise unary ops (NEG .. LOGICAL_NOT): computed per element in the input's compute type
 // (float for f16/bf16), output dtype = input dtype except LOGICAL_NOT, which writes bool.
+#include <algorithm>
 #include <cmath>
 
 #include "backends/reference/check.h"
@@ -107,6 +108,16 @@ void run_logical_not(const sdk::OpCall& c) {
 
 void activate_as_stored(const sdk::OpCall& c, int32_t dtype, int32_t activation, std::vector<double>& y) {
   if (activation == INGOT_ACT_NONE) return;
+  if (activation == INGOT_ACT_RELU6) {  // the stored value clamped (NaN stays NaN, as clamp's)
+    visit_float(c, dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (double& v : y) {
+        const double s = convert<double>(convert<T>(v));
+        v = std::isnan(s) ? s : std::min(std::max(s, 0.0), 6.0);
+      }
+    });
+    return;
+  }
   const int32_t op = activation == INGOT_ACT_RELU        ? INGOT_OP_RELU
                      : activation == INGOT_ACT_GELU      ? INGOT_OP_GELU
                      : activation == INGOT_ACT_GELU_TANH ? INGOT_OP_GELU_TANH
