@@ -47,21 +47,28 @@ bool is_csv(const std::string& path) {
   return ext == ".csv";
 }
 
-/// The images as the run's image_folder dataset prepares its test split: its test transforms
+/// The images as the run's image_folder dataset prepares its test split: turned upright when it
+/// applied EXIF orientation (data.image_folder.exif_orientation), then its test transforms
 /// (data.image_folder.transforms.test, e.g. Resize 256 + CenterCrop 224) when it has them, else
 /// channels and size of the model's input by data.image_folder.resize and antialias (crop and
 /// true when the run names none); values scaled to [0, 1].
 std::vector<float> image_values(const std::vector<std::string>& files, const TrainedModel& m) {
   data::ResizeMode mode = data::ResizeMode::Crop;
   bool antialias = true;
+  data::ExifOrientation exif = data::ExifOrientation::Ignore;
   YAML::Node transforms;  // (a missing key's node may only be tested for existence)
-  if (m.data.dataset == "image_folder" && m.data.section.IsMap())
+  if (m.data.dataset == "image_folder" && m.data.section.IsMap()) {
     if (const YAML::Node t = m.data.section["transforms"]; t && t.IsMap() && t["test"]) transforms.reset(t["test"]);
+    if (m.data.section["exif_orientation"])
+      exif = data::parse_exif_orientation(m.data.section["exif_orientation"].Scalar(),
+                                          "data.image_folder.exif_orientation");
+  }
   if (transforms && transforms.IsSequence() && !files.empty()) {
     data::ImageStreamOptions o;
     o.transforms = data::TransformPipeline::parse(transforms, m.cfg.file(), "data.image_folder.transforms.test");
     o.sample = m.input_shape;
     if (m.data.section["reduced_decode"]) o.reduced_decode = m.data.section["reduced_decode"].as<bool>();
+    o.exif_orientation = exif;
     o.source = "predict";
     const data::ImageStreamDataset images(files, std::vector<int64_t>(files.size(), 0), 1, o);
     std::vector<float> values(files.size() * static_cast<size_t>(images.sample_numel()));
@@ -73,7 +80,7 @@ std::vector<float> image_values(const std::vector<std::string>& files, const Tra
       mode = data::parse_resize_mode(m.data.section["resize"].Scalar(), "data.image_folder.resize");
     if (m.data.section["antialias"]) antialias = m.data.section["antialias"].as<bool>();
   }
-  const std::vector<uint8_t> bytes = data::load_image_samples(files, m.input_shape, mode, antialias);
+  const std::vector<uint8_t> bytes = data::load_image_samples(files, m.input_shape, mode, antialias, exif);
   std::vector<float> values(bytes.size());
   std::transform(bytes.begin(), bytes.end(), values.begin(), [](uint8_t b) { return b / 255.0f; });
   return values;

@@ -58,8 +58,8 @@ void write_png(const std::string& path, const PngSpec& s) {
   REQUIRE(std::fclose(f) == 0);
 }
 
-std::vector<uint8_t> jpeg_bytes(int width, int height, int components, const std::vector<uint8_t>& pixels,
-                                int quality) {
+std::vector<uint8_t> jpeg_bytes(int width, int height, int components, const std::vector<uint8_t>& pixels, int quality,
+                                const std::vector<std::vector<uint8_t>>& app1) {
   jpeg_compress_struct cinfo;
   jpeg_error_mgr err;
   cinfo.err = jpeg_std_error(&err);
@@ -74,6 +74,8 @@ std::vector<uint8_t> jpeg_bytes(int width, int height, int components, const std
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, quality, TRUE);
   jpeg_start_compress(&cinfo, TRUE);
+  for (const std::vector<uint8_t>& segment : app1)
+    jpeg_write_marker(&cinfo, JPEG_APP0 + 1, segment.data(), static_cast<unsigned>(segment.size()));
   while (cinfo.next_scanline < cinfo.image_height) {
     JSAMPROW row = const_cast<uint8_t*>(pixels.data()) + cinfo.next_scanline * static_cast<size_t>(width * components);
     jpeg_write_scanlines(&cinfo, &row, 1);

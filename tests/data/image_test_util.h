@@ -1,5 +1,6 @@
 // Helpers for the image tests: PNG and JPEG files written with libpng and libjpeg (every PNG
-// colour type and bit depth, interlaced or not; grey, RGB and CMYK JPEGs), and stderr capture.
+// colour type and bit depth, interlaced or not; grey, RGB and CMYK JPEGs, with APP1 segments),
+// and stderr capture.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +23,10 @@ struct PngSpec {
 void write_png(const std::string& path, const PngSpec& spec);
 
 /// A JPEG of `pixels` (rows of width * components bytes; components 1 grey, 3 RGB, 4 CMYK) at
-/// `quality`.
+/// `quality`; each of `app1` (an EXIF or XMP segment's bytes) written as an APP1 marker after the
+/// JFIF header, in order.
 std::vector<uint8_t> jpeg_bytes(int width, int height, int components, const std::vector<uint8_t>& pixels,
-                                int quality = 95);
+                                int quality = 95, const std::vector<std::vector<uint8_t>>& app1 = {});
 
 /// What `fn` writes to the process's stderr (file descriptor 2) while it runs.
 std::string stderr_of(const std::function<void()>& fn);

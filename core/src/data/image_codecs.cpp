@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "image_orientation.h"
+
 namespace ingot::data::codec {
 namespace {
 
@@ -79,6 +81,22 @@ void route_errors(jpeg_decompress_struct& cinfo, JpegErrors& errors, RawImage* o
   errors.out = out;
 }
 
+constexpr int kExifMarker = JPEG_APP0 + 1;
+
+/// Before jpeg_read_header: keep the APP1 segments (EXIF, XMP) whole for read_orientation.
+void save_exif(jpeg_decompress_struct& cinfo, bool read) {
+  if (read) jpeg_save_markers(&cinfo, kExifMarker, 0xFFFF);
+}
+
+/// After jpeg_read_header: the first EXIF APP1 segment's orientation (PIL reads the first too).
+void read_orientation_of(const jpeg_decompress_struct& cinfo, RawImage* out) {
+  for (jpeg_saved_marker_ptr m = cinfo.marker_list; m != nullptr; m = m->next)
+    if (m->marker == kExifMarker && m->data_length >= 6 && std::memcmp(m->data, "Exif\0\0", 6) == 0) {
+      out->orientation = exif_orientation(m->data, m->data_length);
+      return;
+    }
+}
+
 }  // namespace
 
 bool decode_png(const unsigned char* data, size_t size, RawImage* out) {
@@ -121,7 +139,7 @@ bool decode_png(const unsigned char* data, size_t size, RawImage* out) {
   return true;
 }
 
-bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divisor) {
+bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divisor, bool read_orientation) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
   route_errors(cinfo, errors, out);
@@ -132,7 +150,9 @@ bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divi
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  save_exif(cinfo, read_orientation);
   jpeg_read_header(&cinfo, TRUE);
+  if (read_orientation) read_orientation_of(cinfo, out);
   if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
     std::snprintf(out->message, sizeof out->message, "CMYK JPEG images are not supported; save it as RGB");
     out->unsupported = true;
@@ -169,7 +189,7 @@ bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divi
   return true;
 }
 
-bool probe_jpeg(const unsigned char* data, size_t size, RawImage* out) {
+bool probe_jpeg(const unsigned char* data, size_t size, RawImage* out, bool read_orientation) {
   jpeg_decompress_struct cinfo;
   JpegErrors errors;
   route_errors(cinfo, errors, out);
@@ -179,7 +199,9 @@ bool probe_jpeg(const unsigned char* data, size_t size, RawImage* out) {
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, static_cast<unsigned long>(size));
+  save_exif(cinfo, read_orientation);
   jpeg_read_header(&cinfo, TRUE);
+  if (read_orientation) read_orientation_of(cinfo, out);
   out->width = static_cast<int>(cinfo.image_width);
   out->height = static_cast<int>(cinfo.image_height);
   out->channels = cinfo.num_components == 1 ? 1 : 3;

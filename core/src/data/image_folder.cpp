@@ -95,6 +95,7 @@ std::shared_ptr<const Dataset> make_dataset(Split s, std::shared_ptr<const Image
     so.antialias = o.antialias;
     so.normalize = normalize;
     so.reduced_decode = o.reduced_decode;
+    so.exif_orientation = o.exif_orientation;
     so.on_bad_image = o.on_bad_image;
     so.source = source;
     if (pack) return std::make_shared<ImageStreamDataset>(std::move(pack), std::move(so));
@@ -103,7 +104,7 @@ std::shared_ptr<const Dataset> make_dataset(Split s, std::shared_ptr<const Image
   if (!transforms.empty())
     fail(fmt::format("{}: transforms run when an image is read; remove 'stream: false' or the transforms", dir));
   std::vector<std::pair<size_t, std::string>> bad;
-  std::vector<uint8_t> bytes = load_image_samples(s.files, sample, o.resize, o.antialias,
+  std::vector<uint8_t> bytes = load_image_samples(s.files, sample, o.resize, o.antialias, o.exif_orientation,
                                                   o.on_bad_image == BadImagePolicy::Skip ? &bad : nullptr);
   if (!bad.empty()) {  // skip: the bad files' samples leave the set, each named once
     const size_t per = static_cast<size_t>(sample.numel());
@@ -162,7 +163,8 @@ std::vector<std::string> image_files(const std::string& dir, int64_t* skipped) {
 }
 
 std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode,
-                                        bool antialias, std::vector<std::pair<size_t, std::string>>* bad) {
+                                        bool antialias, ExifOrientation exif,
+                                        std::vector<std::pair<size_t, std::string>>* bad) {
   const size_t per = static_cast<size_t>(sample.numel()), n = files.size();
   std::vector<uint8_t> out(per * n);
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
@@ -177,7 +179,7 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
     try {
       for (; i < n; i += threads) {
         try {
-          const std::vector<uint8_t> one = image_sample(decode_image(files[i]), sample, mode, antialias);
+          const std::vector<uint8_t> one = image_sample(decode_image(files[i], exif), sample, mode, antialias);
           std::memcpy(out.data() + i * per, one.data(), per);
         } catch (const InputError& e) {
           if (bad == nullptr) throw;
@@ -270,7 +272,7 @@ void register_image_folder_dataset(DatasetRegistry& registry) {
   config::Schema keys;
   keys.string("train", true).string("test", true).string("validation").string("resize", false, {"crop", "stretch"});
   keys.boolean("antialias").string("stream", false, {"auto", "true", "false"}).boolean("reduced_decode");
-  keys.string("on_bad_image", false, {"error", "skip"});
+  keys.string("on_bad_image", false, {"error", "skip"}).string("exif_orientation", false, {"ignore", "apply"});
   config::Schema transforms;
   for (const char* split : {"train", "test"}) transforms.add({.key = split, .type = config::FieldType::List});
   keys.section("transforms", std::move(transforms));
@@ -297,6 +299,9 @@ void register_image_folder_dataset(DatasetRegistry& registry) {
                                     : ImageFolderOptions::Stream::Off;
          }
          if (section["reduced_decode"]) o.reduced_decode = section["reduced_decode"].as<bool>();
+         if (section["exif_orientation"])
+           o.exif_orientation =
+               parse_exif_orientation(section["exif_orientation"].Scalar(), "data.image_folder.exif_orientation");
          if (section["on_bad_image"])
            o.on_bad_image = parse_bad_image_policy(section["on_bad_image"].Scalar(), "data.image_folder.on_bad_image");
          if (const YAML::Node t = section["transforms"]) {
@@ -314,7 +319,8 @@ void register_image_folder_dataset(DatasetRegistry& registry) {
        },
        "PNG and JPEG files, one sub-folder per class, decoded into memory or streamed through transforms "
        "(data.image_folder: train, test, validation, resize: crop | stretch, antialias, stream: auto | true | false, "
-       "transforms: {train: [...], test: [...]}, reduced_decode, on_bad_image: error | skip)"});
+       "transforms: {train: [...], test: [...]}, reduced_decode, exif_orientation: ignore | apply, "
+       "on_bad_image: error | skip)"});
 }
 
 }  // namespace ingot::data

@@ -81,14 +81,15 @@ void ImageStreamDataset::make(int64_t index, uint64_t seed, int64_t epoch, float
   const std::span<const uint8_t> bytes = pack_ ? pack_->bytes(index) : std::span<const uint8_t>(file_bytes);
   const int64_t channels = shape_[0], plane = shape_[1] * shape_[2];
   if (o_.transforms.empty()) {  // the in-memory image_folder's bytes
-    const std::vector<uint8_t> px = image_sample(decode_image(bytes, name), o_.sample, o_.resize, o_.antialias);
+    const std::vector<uint8_t> px =
+        image_sample(decode_image(bytes, name, 1, o_.exif_orientation), o_.sample, o_.resize, o_.antialias);
     std::copy(px.begin(), px.end(), image);
   } else {
-    const ImageInfo info = probe_image(bytes, name);
+    const ImageInfo info = probe_image(bytes, name, o_.exif_orientation);
     TransformRng rng(seed, epoch, index);
     const TransformPlan plan = o_.transforms.plan(info.height, info.width, rng);
     const int64_t divisor = info.jpeg && o_.reduced_decode ? plan.max_decode_divisor : 1;
-    o_.transforms.apply(plan, decode_image(bytes, name, divisor), divisor, channels, image);
+    o_.transforms.apply(plan, decode_image(bytes, name, divisor, o_.exif_orientation), divisor, channels, image);
   }
   for (int64_t c = 0; c < channels; ++c) {
     const float m = lut_mean_[static_cast<size_t>(c)], s = lut_std_[static_cast<size_t>(c)];

@@ -25,6 +25,7 @@ struct ImageFolderOptions {
   enum class Stream { Auto, On, Off } stream = Stream::Auto;
   TransformPipeline train_transforms, test_transforms;  ///< test's also serve validation
   bool reduced_decode = true;
+  ExifOrientation exif_orientation = ExifOrientation::Ignore;  ///< in memory and streamed alike
   BadImagePolicy on_bad_image = BadImagePolicy::Error;
 };
 
@@ -49,10 +50,11 @@ struct ImageFolderListing {
 ImageFolderListing list_image_folder(const std::string& dir, const std::string& where);
 
 /// Every image of `files` as one sample of `sample` = [C, H, W] bytes, concatenated [N, C, H, W]
-/// (decoded on several threads). Throws the first file's InputError (see decode_image); with
-/// `bad` given, a file that fails is listed there instead (index, message) and its sample left 0.
+/// (decoded on several threads, turned upright first when `exif` is Apply). Throws the first
+/// file's InputError (see decode_image); with `bad` given, a file that fails is listed there
+/// instead (index, message) and its sample left 0.
 std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, const Shape& sample, ResizeMode mode,
-                                        bool antialias = true,
+                                        bool antialias = true, ExifOrientation exif = ExifOrientation::Ignore,
                                         std::vector<std::pair<size_t, std::string>>* bad = nullptr);
 
 /// Reads the folders: class names are the train folder's sub-folders, sorted; test and
@@ -64,7 +66,7 @@ std::vector<uint8_t> load_image_samples(const std::vector<std::string>& files, c
 DatasetSplits image_folder_datasets(const ImageFolderOptions& options, const Shape& sample, const Normalize& normalize);
 
 /// Registers type `image_folder` (keys train, test, validation, resize, antialias, stream,
-/// transforms: {train, test}, reduced_decode, on_bad_image).
+/// transforms: {train, test}, reduced_decode, exif_orientation, on_bad_image).
 void register_image_folder_dataset(DatasetRegistry& registry);
 
 }  // namespace ingot::data

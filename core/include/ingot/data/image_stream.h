@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ingot/data/dataset.h"
+#include "ingot/data/image_decode.h"
 #include "ingot/data/image_transform.h"
 #include "ingot/data/vision_transforms.h"
 
@@ -38,6 +39,8 @@ struct ImageStreamOptions {
   /// Let a JPEG be decoded at 1/2, 1/4 or 1/8 scale when the transforms shrink it at least that
   /// much anyway (libjpeg's DCT scaling): values differ slightly from a full decode.
   bool reduced_decode = true;
+  /// A JPEG's EXIF orientation: ignored, or applied before the transforms draw from its size.
+  ExifOrientation exif_orientation = ExifOrientation::Ignore;
   BadImagePolicy on_bad_image = BadImagePolicy::Error;
   std::string source;  ///< named in messages ("data.image_folder: images/train")
 };
