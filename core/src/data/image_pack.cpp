@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -127,6 +129,18 @@ ImagePack::~ImagePack() {
 std::string ImagePack::name(int64_t i) const {
   const size_t at = static_cast<size_t>(i);
   return names_.substr(name_start_[at], name_start_[at + 1] - 1 - name_start_[at]);
+}
+
+void ImagePack::release(int64_t i) const {
+  if (i < 0 || i >= size()) return;
+  const Record& r = records_[static_cast<size_t>(i)];
+  const Mapping& m = maps_[r.shard];
+  if (r.length == 0 || m.data == nullptr) return;
+  static const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t begin = r.offset / page * page;
+  const uint64_t end = std::min<uint64_t>((r.offset + r.length + page - 1) / page * page, m.bytes);
+  // read-only file pages: dropping them is always safe (a neighbour's read faults them back in)
+  (void)madvise(static_cast<uint8_t*>(m.data) + begin, end - begin, MADV_DONTNEED);
 }
 
 std::string ImagePack::where(int64_t i) const { return fmt::format("{} in pack {}", name(i), dir_); }

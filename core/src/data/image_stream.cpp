@@ -91,6 +91,7 @@ void ImageStreamDataset::make(int64_t index, uint64_t seed, int64_t epoch, float
     const int64_t divisor = info.jpeg && o_.reduced_decode ? plan.max_decode_divisor : 1;
     o_.transforms.apply(plan, decode_image(bytes, name, divisor, o_.exif_orientation), divisor, channels, image);
   }
+  if (pack_) pack_->release(index);
   for (int64_t c = 0; c < channels; ++c) {
     const float m = lut_mean_[static_cast<size_t>(c)], s = lut_std_[static_cast<size_t>(c)];
     float* p = image + c * plane;

@@ -48,6 +48,10 @@ class ImagePack {
   /// Image `i`'s bytes as they were in its file, mapped (valid while the pack lives). InputError
   /// naming the file and the pack when they no longer match the CRC32 packed with them.
   std::span<const uint8_t> bytes(int64_t i) const;
+  /// Drops image `i`'s pages from this process's mapping once it is decoded (they stay in the page
+  /// cache and come back on the next read): resident memory stays bounded by the images in
+  /// flight, not by the shards read so far.
+  void release(int64_t i) const;
 
   /// One image's entry in the index file (little-endian on disk, as it lies in memory).
   struct Record {
