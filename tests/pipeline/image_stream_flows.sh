@@ -107,14 +107,17 @@ cmp -s "$work/runs_dev/image_stream/model.safetensors" "$work/runs_launch/image_
   fail "--devices 2 and ingot launch trained different weights"
 echo "--devices 2 equals ingot launch --nproc-per-node 2: ok"
 
-# The shipped ImageNet config: two steps of ResNet-50 on 224-pixel JPEGs.
+# The shipped ImageNet config: two steps of ResNet-50 on 224-pixel JPEGs, with Mixup / CutMix on
+# (the config's commented recipe line).
 "$make_jpegs" "$work/inet" --classes 2 --train 4 --val 2 --width 250 --height 224 --jitter 20
 "$ingot" run configs/imagenet_resnet50.yaml --set data.image_folder.train="$work/inet/train" \
   --set data.image_folder.test="$work/inet/val" --set train.steps=2 --set train.scheduler.warmup.steps=1 \
-  --set data.batch_size=4 --set data.workers=2 \
+  --set data.batch_size=4 --set data.workers=2 --set data.mix.mixup_alpha=0.2 --set data.mix.cutmix_alpha=1.0 \
   --set model.classes=2 --runs-dir "$work/runs_inet" > "$work/inet.txt" 2>&1 ||
   fail "imagenet_resnet50: exit $?: $(tail -5 "$work/inet.txt")"
 grep -q "evaluate: 4 samples" "$work/inet.txt" || fail "imagenet_resnet50: no evaluation: $(tail -3 "$work/inet.txt")"
+grep -q "cutmix_alpha: 1" "$work/runs_inet/imagenet_resnet50/config.resolved.yaml" ||
+  fail "imagenet_resnet50: data.mix is not in config.resolved.yaml"
 echo "configs/imagenet_resnet50.yaml: 2 steps: ok"
 
 # The shipped distillation config: ResNet-50 teacher, MobileNetV2 student, one short epoch each.
