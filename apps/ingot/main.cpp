@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli.h"
+#include "malloc_policy.h"
 #include "ingot/base/error.h"
 #include "ingot/plugin/ingot_plugin.h"
 #include "ingot/runtime/logging.h"
@@ -144,6 +145,7 @@ bool interrupted() { return ingot::train::interrupted(); }
 }  // namespace ingot::cli
 
 int main(int argc, char** argv) {
+  ingot::cli::tune_malloc();
   // One interrupt system for the whole process: the first SIGINT / SIGTERM / SIGHUP sets a flag
   // that every phase checks (start-up, training steps, the stages after training); a second one
   // stops the process at once. Outside the pipeline's stages, which poll, a first signal that is
