@@ -79,9 +79,11 @@ void apply_mix(const MixDraw& draw, int64_t classes, Tensor& inputs, Tensor& tar
   targets = soft;
   if (draw.kind == MixDraw::Kind::None || n < 2) return;
   float* x = inputs.data<float>();
-  const std::vector<float> original(x, x + n * numel);
-  for (int64_t i = 0; i < n; ++i) {
-    const float* other = original.data() + ((i + n - 1) % n) * numel;
+  // Mixed from the last sample down, each reads its neighbour before that one is mixed; only the
+  // last sample (sample 0's neighbour) is kept aside, not a copy of the whole batch.
+  const std::vector<float> last(x + (n - 1) * numel, x + n * numel);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const float* other = i > 0 ? x + (i - 1) * numel : last.data();
     float* out = x + i * numel;
     if (draw.kind == MixDraw::Kind::Mixup) {
       const auto lam = static_cast<float>(draw.lambda);
