@@ -171,7 +171,8 @@ bool decode_jpeg(const unsigned char* data, size_t size, RawImage* out, int divi
     jpeg_destroy_decompress(&cinfo);
     return false;
   }
-  out->pixels = static_cast<unsigned char*>(std::calloc(stride * cinfo.output_height, 1));
+  // every row is written below: no zeroing first (this buffer is allocated per decoded image)
+  out->pixels = static_cast<unsigned char*>(std::malloc(stride * cinfo.output_height));
   if (!out->pixels) {
     std::snprintf(out->message, sizeof out->message, "out of memory");
     jpeg_destroy_decompress(&cinfo);
