@@ -217,9 +217,7 @@ DatasetSplits image_folder_datasets(const ImageFolderOptions& o, const Shape& sa
   // A split is a folder, or a pack of one (its folder holds pack.json), read in the folder's order.
   const auto open_pack = [](const std::string& dir) {
     if (is_image_pack(dir)) return std::make_shared<const ImagePack>(dir);
-    std::error_code ec;
-    if (fs::is_regular_file(fs::path(dir) / "index.bin", ec) ||
-        fs::is_regular_file(fs::path(dir) / "shard-00000.bin", ec))
+    if (is_unfinished_image_pack(dir))
       fail(
           fmt::format("{}: a pack's files without its {} (the packing stopped before the end); run ingot pack "
                       "FOLDER -o {} again",

@@ -32,6 +32,13 @@ bool is_image_pack(const std::string& dir) {
   return !dir.empty() && fs::is_regular_file(fs::path(dir) / kImagePackHeader, ec);
 }
 
+bool is_unfinished_image_pack(const std::string& dir) {
+  std::error_code ec;
+  return !dir.empty() && !is_image_pack(dir) &&
+         (fs::is_regular_file(fs::path(dir) / pack::kIndexFile, ec) ||
+          fs::is_regular_file(fs::path(dir) / pack::shard_name(0), ec));
+}
+
 ImagePack::ImagePack(const fs::path& dir) : dir_(dir.string()) {
   const std::string header_file = (dir / kImagePackHeader).string();
   std::string again = fmt::format("write it again with ingot pack FOLDER -o {}", dir_);

@@ -20,6 +20,9 @@ inline constexpr const char* kImagePackHeader = "pack.json";         ///< writte
 
 /// True when `dir` holds a pack.json (a pack, whole or not; ImagePack checks the rest).
 bool is_image_pack(const std::string& dir);
+/// True when `dir` holds a pack's index or first shard but no pack.json: a packing that stopped
+/// before the end.
+bool is_unfinished_image_pack(const std::string& dir);
 
 /// A pack opened read-only: pack.json, index and names read, shards mapped for as long as it lives.
 /// Thread-safe to read from several loader workers.
